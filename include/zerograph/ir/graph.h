@@ -1,0 +1,210 @@
+#ifndef ZEROGRAPH_IR_GRAPH_H_
+#define ZEROGRAPH_IR_GRAPH_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <iterator>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "zerograph/core/status.h"
+#include "zerograph/ir/node.h"
+#include "zerograph/ir/tensor.h"
+#include "zerograph/ir/value.h"
+
+namespace onnx {
+class ModelProto;
+class TensorProto;
+}  // namespace onnx
+
+namespace zerograph {
+
+class ProtoStore;
+
+// Iterates nodes in schedule order. Editing the node under the iterator (moving or erasing it)
+// invalidates the iterator: take `next()` first.
+class NodeIterator {
+ public:
+  using iterator_category = std::forward_iterator_tag;
+  using value_type = Node*;
+  using difference_type = std::ptrdiff_t;
+  using pointer = Node**;
+  using reference = Node*;
+
+  explicit NodeIterator(Node* node = nullptr) : node_(node) {}
+  Node* operator*() const { return node_; }
+  NodeIterator& operator++() {
+    node_ = node_->next();
+    return *this;
+  }
+  NodeIterator operator++(int) {
+    NodeIterator old = *this;
+    ++*this;
+    return old;
+  }
+  friend bool operator==(const NodeIterator&, const NodeIterator&) = default;
+
+ private:
+  Node* node_;
+};
+
+struct NodeRange {
+  Node* first;
+  NodeIterator begin() const { return NodeIterator(first); }
+  NodeIterator end() const { return NodeIterator(nullptr); }
+};
+
+// A training program: one ONNX model whose main graph holds nodes in schedule order over SSA values.
+//
+// The graph keeps the parsed ONNX messages it was loaded from (in one arena) and edits them in
+// place, so that what a pass does not touch is saved exactly as it was loaded: attributes of every
+// kind, doc strings, functions, unknown fields. Every edit the passes need is O(1) amortized:
+// insert, erase, move, "is A before B", users of a value.
+class Graph {
+ public:
+  // An empty model: IR version 8, no opsets, no nodes.
+  Graph();
+  ~Graph();
+  Graph(const Graph&) = delete;
+  Graph& operator=(const Graph&) = delete;
+
+  // --- Reading ------------------------------------------------------------------------------
+  NodeRange nodes() const { return {first_}; }
+  Node* first_node() const { return first_; }
+  Node* last_node() const { return last_; }
+  size_t num_nodes() const { return num_nodes_; }
+  // Upper bounds for `Node::id()` and `Value::id()`, to size side tables.
+  int64_t node_id_bound() const { return static_cast<int64_t>(node_pool_.size()); }
+  int64_t value_id_bound() const { return static_cast<int64_t>(value_pool_.size()); }
+
+  // The value called `name`, or null.
+  Value* FindValue(std::string_view name) const;
+  // The node called `name`, or null (unnamed nodes are not found).
+  Node* FindNode(std::string_view name) const;
+
+  const std::vector<Value*>& inputs() const { return inputs_; }
+  const std::vector<Value*>& outputs() const { return outputs_; }
+  // Initializers in file order.
+  std::vector<Value*> initializers() const;
+
+  // --- Building -----------------------------------------------------------------------------
+  // Adds a graph input of the given type. `name` must be unused.
+  Value* AddInput(std::string_view name, const TensorType& type);
+  // Adds an initializer holding a copy of `bytes` (ONNX raw layout). `name` must be unused.
+  Value* AddInitializer(std::string_view name, DataType dtype, std::span<const int64_t> dims,
+                        std::span<const std::byte> bytes);
+  void AddOutput(Value* value);
+  // Makes graph output `index` read `value` instead.
+  void SetOutput(size_t index, Value* value);
+
+  // Creates a node whose outputs are new values called `output_names` (each unused). The node is
+  // placed before `before`, or at the end of the schedule when `before` is null. A null input is
+  // an omitted optional input.
+  Node* AddNode(std::string_view op_type, std::string_view domain, std::span<Value* const> inputs,
+                std::span<const std::string> output_names, std::string_view name = {},
+                Node* before = nullptr);
+  Node* AddNode(std::string_view op_type, std::string_view domain,
+                std::initializer_list<Value*> inputs,
+                std::initializer_list<std::string> output_names, std::string_view name = {},
+                Node* before = nullptr) {
+    return AddNode(op_type, domain, std::span<Value* const>(inputs.begin(), inputs.size()),
+                   std::span<const std::string>(output_names.begin(), output_names.size()), name,
+                   before);
+  }
+
+  // A value or node name not used yet, made from `base` ("base", "base_1", ...).
+  std::string UniqueValueName(std::string_view base) const;
+  std::string UniqueNodeName(std::string_view base) const;
+
+  // Records the static type of `value` (written to value_info, or to the graph input or output).
+  void SetValueType(Value* value, const TensorType& type);
+
+  // --- Editing ------------------------------------------------------------------------------
+  void SetInput(Node* node, size_t index, Value* value);
+  void AppendInput(Node* node, Value* value);
+  // Makes every reader of `from` (nodes and graph outputs) read `to`.
+  void ReplaceAllUsesWith(Value* from, Value* to);
+  // Moves `node` in the schedule to just before / just after `anchor`.
+  void MoveBefore(Node* node, Node* anchor);
+  void MoveAfter(Node* node, Node* anchor);
+  // Removes `node`; fails when one of its outputs is still read or is a graph output.
+  Status EraseNode(Node* node);
+  // Removes an initializer nothing reads.
+  Status EraseInitializer(Value* value);
+
+  // --- Model-level data ---------------------------------------------------------------------
+  int64_t ir_version() const;
+  // The imported version of an operator domain ("" is ONNX's default domain), if imported.
+  std::optional<int64_t> OpsetVersion(std::string_view domain) const;
+  void SetOpsetVersion(std::string_view domain, int64_t version);
+  // ModelProto.metadata_props.
+  std::optional<std::string_view> GetMetadata(std::string_view key) const;
+  void SetMetadata(std::string_view key, std::string_view value);
+  std::vector<std::pair<std::string_view, std::string_view>> metadata() const;
+
+  // --- ONNX form ----------------------------------------------------------------------------
+  // Bytes for one external tensor: a mapping of its data file and the tensor's range in it.
+  struct ExternalBytes {
+    std::shared_ptr<const MappedFile> file;
+    std::span<const std::byte> bytes;
+  };
+  // Resolves an initializer's external data; returns an error naming what is wrong.
+  using ExternalDataResolver = std::function<StatusOr<ExternalBytes>(const onnx::TensorProto&)>;
+
+  // Builds the IR over a parsed model (the graph takes the store). Checks what SSA needs: every
+  // value defined once, every input defined before it is read, unique node names. Errors name the
+  // node or value.
+  static StatusOr<std::unique_ptr<Graph>> FromModelProto(std::unique_ptr<ProtoStore> store,
+                                                         const ExternalDataResolver& resolve);
+
+  // Rewrites an external tensor's location entries in `copy` (a copy of its message), writing its
+  // bytes where the saved model expects them.
+  using ExternalDataWriter = std::function<Status(const Tensor&, onnx::TensorProto& copy)>;
+
+  // Assembles the ONNX model in schedule order and hands it to `consume` (which serializes it).
+  // External initializers are passed through `write_external` first. The message is valid only
+  // during the call.
+  Status WithModelProto(const ExternalDataWriter& write_external,
+                        const std::function<Status(const onnx::ModelProto&)>& consume);
+
+ private:
+  friend class Node;
+  Value* NewValue(std::string_view name);
+  Node* NewNode();
+  void LinkAtEnd(Node* node);
+  void LinkBefore(Node* node, Node* anchor);
+  void Unlink(Node* node);
+  // Gives `node` an order key between its neighbours, relabelling a few neighbours when full.
+  void AssignOrder(Node* node);
+  void AddUse(Value* value, Node* node, int index);
+  void RemoveUse(Value* value, Node* node, int index);
+  std::string_view Intern(std::string_view text);
+  Status ImportGraph(const ExternalDataResolver& resolve);
+
+  std::unique_ptr<ProtoStore> store_;
+  std::deque<Node> node_pool_;
+  std::deque<Value> value_pool_;
+  std::deque<Tensor> tensor_pool_;
+  std::unordered_map<std::string_view, Value*> values_by_name_;
+  std::unordered_map<std::string_view, Node*> nodes_by_name_;
+  std::vector<Value*> inputs_;
+  std::vector<Value*> outputs_;
+  std::vector<Value*> initializers_;
+  // Values with a value_info entry, in file order, then in the order passes typed them.
+  std::vector<Value*> typed_values_;
+  Node* first_ = nullptr;
+  Node* last_ = nullptr;
+  size_t num_nodes_ = 0;
+};
+
+}  // namespace zerograph
+
+#endif  // ZEROGRAPH_IR_GRAPH_H_

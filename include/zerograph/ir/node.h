@@ -1,0 +1,147 @@
+#ifndef ZEROGRAPH_IR_NODE_H_
+#define ZEROGRAPH_IR_NODE_H_
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "zerograph/ir/graph_key.h"
+#include "zerograph/ir/op_role.h"
+
+namespace onnx {
+class AttributeProto;
+class NodeProto;
+}  // namespace onnx
+
+namespace zerograph {
+
+class Graph;
+class Value;
+
+// ONNX's attribute kinds, numbered as AttributeProto.AttributeType.
+enum class AttributeType : int32_t {
+  kUndefined = 0,
+  kFloat = 1,
+  kInt = 2,
+  kString = 3,
+  kTensor = 4,
+  kGraph = 5,
+  kFloats = 6,
+  kInts = 7,
+  kStrings = 8,
+  kTensors = 9,
+  kGraphs = 10,
+  kSparseTensor = 11,
+  kSparseTensors = 12,
+  kTypeProto = 13,
+  kTypeProtos = 14,
+};
+
+// One operation in the schedule. Inputs and outputs are SSA edges; attributes of every ONNX kind are
+// kept in their ONNX form (so a saved node is the loaded node), with typed accessors for the scalar
+// and list kinds the passes use. Annotations (role, stream, bucket) are cached fields mirrored in
+// `__`-prefixed attributes. Nodes are owned by their Graph and edited only through it.
+class Node {
+ public:
+  explicit Node(GraphKey) {}
+  Node(const Node&) = delete;
+  Node& operator=(const Node&) = delete;
+
+  // Dense id, stable for the node's life; indexes side tables (`Graph::node_id_bound()`).
+  int64_t id() const { return id_; }
+  std::string_view name() const;
+  std::string_view op_type() const;
+  // "" is the default ONNX domain.
+  std::string_view domain() const;
+  bool Is(std::string_view domain, std::string_view op_type) const {
+    return this->domain() == domain && this->op_type() == op_type;
+  }
+
+  // Inputs in order; an omitted optional input is null.
+  std::span<Value* const> inputs() const { return inputs_; }
+  Value* input(size_t i) const { return inputs_[i]; }
+  size_t num_inputs() const { return inputs_.size(); }
+  std::span<Value* const> outputs() const { return outputs_; }
+  Value* output(size_t i) const { return outputs_[i]; }
+  size_t num_outputs() const { return outputs_.size(); }
+
+  // Neighbours in schedule order; null at the ends.
+  Node* next() const { return next_; }
+  Node* prev() const { return prev_; }
+  // True when this node runs before `other` in the schedule. O(1).
+  bool IsBefore(const Node& other) const { return order_ < other.order_; }
+
+  // --- Annotations --------------------------------------------------------------------------
+  // False when the node carries no `__op_role` and none was inferred.
+  bool has_role() const { return role_bits_ >= 0; }
+  OpRole role() const { return static_cast<OpRole>(role_bits_ < 0 ? 0 : role_bits_ & ~kLossRoleBit); }
+  bool is_loss() const { return role_bits_ >= 0 && (role_bits_ & kLossRoleBit) != 0; }
+  // The raw `__op_role` value (role | loss bit), or -1 when absent.
+  int64_t role_bits() const { return role_bits_; }
+  void SetRole(OpRole role, bool is_loss = false);
+
+  // The stream this node runs on: kComputeStream unless annotated.
+  std::string_view stream() const;
+  void SetStream(std::string_view stream);
+
+  // The fused bucket this node belongs to, or -1.
+  int64_t bucket() const { return bucket_; }
+  void SetBucket(int64_t bucket);
+
+  // --- Attributes ---------------------------------------------------------------------------
+  bool HasAttribute(std::string_view name) const { return FindAttribute(name) != nullptr; }
+  // The kind of attribute `name`, or nullopt when absent.
+  std::optional<AttributeType> GetAttributeType(std::string_view name) const;
+  std::vector<std::string_view> AttributeNames() const;
+
+  // Typed reads: nullopt when the attribute is absent or of another kind.
+  std::optional<int64_t> GetInt(std::string_view name) const;
+  std::optional<float> GetFloat(std::string_view name) const;
+  std::optional<std::string_view> GetString(std::string_view name) const;
+  std::optional<std::span<const int64_t>> GetInts(std::string_view name) const;
+  std::optional<std::span<const float>> GetFloats(std::string_view name) const;
+  std::optional<std::vector<std::string_view>> GetStrings(std::string_view name) const;
+
+  // Typed writes: replace an attribute of the same name or append one.
+  void SetInt(std::string_view name, int64_t value);
+  void SetFloat(std::string_view name, float value);
+  void SetString(std::string_view name, std::string_view value);
+  void SetInts(std::string_view name, std::span<const int64_t> values);
+  void SetFloats(std::string_view name, std::span<const float> values);
+  void SetStrings(std::string_view name, std::span<const std::string> values);
+  // Returns whether an attribute was removed.
+  bool RemoveAttribute(std::string_view name);
+
+  // The ONNX form of an attribute, for kinds without a typed accessor (tensors, graphs, types).
+  const onnx::AttributeProto* FindAttribute(std::string_view name) const;
+
+  // The node's ONNX message; its inputs and outputs are refreshed from the IR edges by the writer.
+  const onnx::NodeProto& proto() const { return *proto_; }
+
+ private:
+  friend class Graph;
+  onnx::AttributeProto* MutableAttribute(std::string_view name, AttributeType type);
+  // Reads `__op_role`, `__execution_stream` and `__bucket` into the cached fields.
+  void LoadAnnotations();
+
+  int64_t id_ = -1;
+  onnx::NodeProto* proto_ = nullptr;
+  std::vector<Value*> inputs_;
+  std::vector<Value*> outputs_;
+  Node* prev_ = nullptr;
+  Node* next_ = nullptr;
+  int64_t order_ = 0;
+  int64_t role_bits_ = -1;
+  int64_t bucket_ = -1;
+  std::string_view stream_;
+  // Set when inputs or outputs changed since the proto's name lists were last written.
+  bool io_dirty_ = false;
+  bool erased_ = false;
+};
+
+}  // namespace zerograph
+
+#endif  // ZEROGRAPH_IR_NODE_H_

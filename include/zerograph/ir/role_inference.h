@@ -1,0 +1,25 @@
+#ifndef ZEROGRAPH_IR_ROLE_INFERENCE_H_
+#define ZEROGRAPH_IR_ROLE_INFERENCE_H_
+
+#include <vector>
+
+#include "zerograph/core/status.h"
+#include "zerograph/ir/op_role.h"
+
+namespace zerograph {
+
+class Graph;
+struct TrainingSpec;
+
+// The role each node would have without `__op_role` (DESIGN §4), indexed by Node::id(): the loss
+// and its ancestors are forward (the loss node also gets the loss bit); optimizer nodes are
+// optimizer, and so, walking back from them, is every non-forward node with a single dynamic input
+// all of whose users are optimizer nodes; everything else is backward. Returns the raw role bits.
+StatusOr<std::vector<int64_t>> InferRoleBits(const Graph& graph, const TrainingSpec& spec);
+
+// Gives every node without `__op_role` its inferred role (written as `__op_role`).
+Status InferMissingRoles(Graph& graph, const TrainingSpec& spec);
+
+}  // namespace zerograph
+
+#endif  // ZEROGRAPH_IR_ROLE_INFERENCE_H_

@@ -1,0 +1,82 @@
+#ifndef ZEROGRAPH_IR_TENSOR_H_
+#define ZEROGRAPH_IR_TENSOR_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "zerograph/core/status.h"
+#include "zerograph/ir/dtype.h"
+#include "zerograph/ir/graph_key.h"
+
+namespace onnx {
+class TensorProto;
+}  // namespace onnx
+
+namespace zerograph {
+
+class MappedFile;
+
+// The data of an initializer. Bytes are never copied on load: inline `raw_data` stays in the parsed
+// message, external data stays in a read-only mapping of its file. Typed fields (`float_data`, ...)
+// are converted to little-endian bytes on first use.
+class Tensor {
+ public:
+  explicit Tensor(GraphKey) {}
+  Tensor(const Tensor&) = delete;
+  Tensor& operator=(const Tensor&) = delete;
+  ~Tensor();
+
+  std::string_view name() const;
+  DataType dtype() const;
+  std::span<const int64_t> dims() const;
+  int64_t numel() const;
+  int64_t byte_size() const { return numel() * static_cast<int64_t>(ElementSize(dtype())); }
+
+  // True when the bytes live in an external data file next to the model.
+  bool is_external() const { return external_file_ != nullptr; }
+
+  // The tensor's bytes in ONNX's raw layout (little-endian, row-major). Fails for string tensors
+  // and for typed data whose length does not match the shape.
+  StatusOr<std::span<const std::byte>> Bytes() const;
+
+  // The underlying message (for the ONNX writer).
+  const onnx::TensorProto& proto() const { return *proto_; }
+
+ private:
+  friend class Graph;
+
+  onnx::TensorProto* proto_ = nullptr;
+  // For external data: the mapping and this tensor's byte range in it.
+  std::shared_ptr<const MappedFile> external_file_;
+  std::span<const std::byte> external_bytes_;
+  // Typed data converted to raw bytes on the first Bytes() call.
+  mutable std::vector<std::byte> converted_;
+  mutable bool converted_valid_ = false;
+};
+
+// A read-only memory mapping of a whole file, shared by every tensor stored in it.
+class MappedFile {
+ public:
+  // Maps `path`; an empty file maps to an empty span.
+  static StatusOr<std::shared_ptr<const MappedFile>> Open(const std::string& path);
+  ~MappedFile();
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+
+  std::span<const std::byte> bytes() const { return {data_, size_}; }
+  const std::string& path() const { return path_; }
+
+ private:
+  MappedFile() = default;
+  std::string path_;
+  const std::byte* data_ = nullptr;
+  size_t size_ = 0;
+};
+
+}  // namespace zerograph
+
+#endif  // ZEROGRAPH_IR_TENSOR_H_

@@ -1,0 +1,42 @@
+#ifndef ZEROGRAPH_IR_TRAINING_SPEC_H_
+#define ZEROGRAPH_IR_TRAINING_SPEC_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "zerograph/core/status.h"
+
+namespace zerograph {
+
+class Graph;
+
+// What makes an ONNX model a training program, from its `zerograph.*` metadata (DESIGN §4).
+struct TrainingSpec {
+  // `zerograph.loss`: the scalar float graph output that training minimises.
+  std::string loss;
+  // `zerograph.inputs`: graph inputs fed each step. Data inputs take rows from the dataset.
+  std::vector<std::string> data_inputs;
+  // The float scalar learning-rate input, and the 1-based int64 update-count input (may be empty).
+  std::string lr_input;
+  std::string step_input;
+  // `zerograph.state_binding`: after a step, each new value (first) replaces the initializer (second).
+  std::vector<std::pair<std::string, std::string>> state_binding;
+  // Written by the rewrite: `zerograph.nranks` and `zerograph.layout` (the layout manifest, JSON).
+  std::optional<int64_t> nranks;
+  std::optional<std::string> layout;
+};
+
+// The graph's training spec; nullopt when the model has no `zerograph.*` metadata at all. A present
+// but malformed key (bad JSON, wrong types, a name that is no value of the graph) is an error naming
+// the key.
+StatusOr<std::optional<TrainingSpec>> ReadTrainingSpec(const Graph& graph);
+
+// Writes `spec` into the graph's metadata (format version 1).
+void WriteTrainingSpec(const TrainingSpec& spec, Graph& graph);
+
+}  // namespace zerograph
+
+#endif  // ZEROGRAPH_IR_TRAINING_SPEC_H_

@@ -1,0 +1,18 @@
+#ifndef ZEROGRAPH_IR_VERIFY_H_
+#define ZEROGRAPH_IR_VERIFY_H_
+
+#include "zerograph/core/status.h"
+
+namespace zerograph {
+
+class Graph;
+
+// Checks the invariants every pass must keep: SSA (each value defined once, its producer and users
+// consistent with the nodes' edges), topological order (every input defined before it is read),
+// graph outputs defined, unique value and node names, and the input/output counts and attribute
+// types of our own `org.zerograph` ops. Returns the first violation, naming the node and value.
+Status Verify(const Graph& graph);
+
+}  // namespace zerograph
+
+#endif  // ZEROGRAPH_IR_VERIFY_H_
