@@ -7,6 +7,10 @@ if(ZG_WITH_CUDA)
   include(CheckLanguage)
   check_language(CUDA)
   if(CMAKE_CUDA_COMPILER)
+    # sm_90 for H100/H200 and sm_80 for A100, unless the user chose.
+    if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
+      set(CMAKE_CUDA_ARCHITECTURES 80 90)
+    endif()
     enable_language(CUDA)
     find_package(CUDAToolkit)
   endif()
@@ -17,9 +21,6 @@ if(ZG_WITH_CUDA)
     set_target_properties(zerograph::nccl PROPERTIES
       IMPORTED_LOCATION "${NCCL_LIBRARY}"
       INTERFACE_INCLUDE_DIRECTORIES "${NCCL_INCLUDE_DIR}")
-    if(NOT CMAKE_CUDA_ARCHITECTURES OR CMAKE_CUDA_ARCHITECTURES STREQUAL "52")
-      set(CMAKE_CUDA_ARCHITECTURES 80 90)
-    endif()
     target_compile_definitions(zerograph_options INTERFACE ZG_WITH_CUDA=1)
     message(STATUS "zerograph: CUDA ${CUDAToolkit_VERSION} and NCCL found, GPU backend enabled "
                    "(architectures ${CMAKE_CUDA_ARCHITECTURES})")

@@ -28,8 +28,7 @@ std::string_view StatusCodeName(StatusCode code) {
 Status::Status(StatusCode code, std::string message)
     : state_(code == StatusCode::kOk ? nullptr : new State{code, std::move(message)}) {}
 
-Status::Status(const Status& other)
-    : state_(other.ok() ? nullptr : new State(*other.state_)) {}
+Status::Status(const Status& other) : state_(other.ok() ? nullptr : new State(*other.state_)) {}
 
 Status& Status::operator=(const Status& other) {
   if (this != &other) state_.reset(other.ok() ? nullptr : new State(*other.state_));

@@ -31,8 +31,8 @@ inline constexpr int kExitUsage = 1;
 inline constexpr int kExitBadInput = 2;
 inline constexpr int kExitRuntime = 3;
 
-// The result of an operation that can fail. OK is a null pointer, so returning success costs nothing;
-// an error carries a code and a message that callers extend with context on the way up.
+// The result of an operation that can fail. OK is a null pointer, so returning success costs
+// nothing; an error carries a code and a message that callers extend with context on the way up.
 class [[nodiscard]] Status {
  public:
   Status() = default;
@@ -87,9 +87,10 @@ class [[nodiscard]] StatusOr {
   }
   StatusOr(T value) : value_(std::move(value)) {}  // NOLINT: implicit by design
   template <typename U>
-    requires(std::is_constructible_v<T, U &&> && !std::is_same_v<std::decay_t<U>, Status> &&
-             !std::is_same_v<std::decay_t<U>, T> && !std::is_same_v<std::decay_t<U>, StatusOr>)
-  StatusOr(U&& value) : value_(std::forward<U>(value)) {}  // NOLINT: implicit by design
+  requires(std::is_constructible_v<T, U&&> && !std::is_same_v<std::decay_t<U>, Status> &&
+           !std::is_same_v<std::decay_t<U>, T> && !std::is_same_v<std::decay_t<U>, StatusOr>)
+      StatusOr(U&& value)
+      : value_(std::forward<U>(value)) {}  // NOLINT: implicit by design
 
   bool ok() const { return value_.has_value(); }
   const Status& status() const& { return status_; }
@@ -110,7 +111,8 @@ class [[nodiscard]] StatusOr {
 };
 
 namespace internal {
-[[noreturn]] void CheckFailed(const char* file, int line, const char* condition, std::string message);
+[[noreturn]] void CheckFailed(const char* file, int line, const char* condition,
+                              std::string message);
 }  // namespace internal
 
 }  // namespace zerograph
@@ -119,10 +121,10 @@ namespace internal {
 #define ZG_STATUS_CONCAT_(a, b) ZG_STATUS_CONCAT_INNER_(a, b)
 
 // Returns the status of `expr` from the enclosing function when it is an error.
-#define ZG_RETURN_IF_ERROR(expr)                                  \
-  do {                                                            \
-    ::zerograph::Status zg_status_ = (expr);                      \
-    if (!zg_status_.ok()) return zg_status_;                      \
+#define ZG_RETURN_IF_ERROR(expr)             \
+  do {                                       \
+    ::zerograph::Status zg_status_ = (expr); \
+    if (!zg_status_.ok()) return zg_status_; \
   } while (false)
 
 // Evaluates a StatusOr expression; on success moves its value into `lhs` (a declaration or an
@@ -135,8 +137,8 @@ namespace internal {
   lhs = std::move(var).value()
 
 // Validates input: returns InvalidArgument with the concatenated message parts when `cond` fails.
-#define ZG_RETURN_IF_NOT(cond, ...) \
-  do {                              \
+#define ZG_RETURN_IF_NOT(cond, ...)                                                          \
+  do {                                                                                       \
     if (!(cond)) return ::zerograph::InvalidArgumentError(::zerograph::StrCat(__VA_ARGS__)); \
   } while (false)
 
@@ -149,10 +151,10 @@ namespace internal {
   } while (false)
 
 // Aborts with file, line and condition; only where returning a Status is impossible.
-#define ZG_CHECK(cond, ...)                                            \
-  do {                                                                 \
-    if (!(cond))                                                       \
-      ::zerograph::internal::CheckFailed(__FILE__, __LINE__, #cond,    \
+#define ZG_CHECK(cond, ...)                                                                   \
+  do {                                                                                        \
+    if (!(cond))                                                                              \
+      ::zerograph::internal::CheckFailed(__FILE__, __LINE__, #cond,                           \
                                          ::zerograph::StrCat("" __VA_OPT__(, ) __VA_ARGS__)); \
   } while (false)
 

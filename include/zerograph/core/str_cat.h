@@ -16,15 +16,15 @@ inline void AppendPiece(std::string& out, char piece) { out.push_back(piece); }
 inline void AppendPiece(std::string& out, bool piece) { out.append(piece ? "true" : "false"); }
 
 template <typename T>
-  requires(std::is_arithmetic_v<T> && !std::is_same_v<T, bool> && !std::is_same_v<T, char>)
-void AppendPiece(std::string& out, T piece) {
+requires(std::is_arithmetic_v<T> && !std::is_same_v<T, bool> &&
+         !std::is_same_v<T, char>) void AppendPiece(std::string& out, T piece) {
   char buffer[64];
   auto result = std::to_chars(buffer, buffer + sizeof(buffer), piece);
   out.append(buffer, result.ptr);
 }
 
 template <typename T>
-  requires std::is_enum_v<T>
+requires std::is_enum_v<T>
 void AppendPiece(std::string& out, T piece) {
   AppendPiece(out, static_cast<std::underlying_type_t<T>>(piece));
 }

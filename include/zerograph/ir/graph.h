@@ -23,6 +23,7 @@
 namespace onnx {
 class ModelProto;
 class TensorProto;
+class ValueInfoProto;
 }  // namespace onnx
 
 namespace zerograph {
@@ -62,7 +63,8 @@ struct NodeRange {
   NodeIterator end() const { return NodeIterator(nullptr); }
 };
 
-// A training program: one ONNX model whose main graph holds nodes in schedule order over SSA values.
+// A training program: one ONNX model whose main graph holds nodes in schedule order over SSA
+// values.
 //
 // The graph keeps the parsed ONNX messages it was loaded from (in one arena) and edits them in
 // place, so that what a pass does not touch is saved exactly as it was loaded: attributes of every
@@ -142,6 +144,7 @@ class Graph {
 
   // --- Model-level data ---------------------------------------------------------------------
   int64_t ir_version() const;
+  void SetIrVersion(int64_t version);
   // The imported version of an operator domain ("" is ONNX's default domain), if imported.
   std::optional<int64_t> OpsetVersion(std::string_view domain) const;
   void SetOpsetVersion(std::string_view domain, int64_t version);
@@ -186,8 +189,14 @@ class Graph {
   void AssignOrder(Node* node);
   void AddUse(Value* value, Node* node, int index);
   void RemoveUse(Value* value, Node* node, int index);
-  std::string_view Intern(std::string_view text);
   Status ImportGraph(const ExternalDataResolver& resolve);
+
+  // A value_info entry and the value it describes (null when it names no value of the graph: such
+  // entries are kept as they were).
+  struct TypedValue {
+    onnx::ValueInfoProto* info;
+    Value* value;
+  };
 
   std::unique_ptr<ProtoStore> store_;
   std::deque<Node> node_pool_;
@@ -196,10 +205,15 @@ class Graph {
   std::unordered_map<std::string_view, Value*> values_by_name_;
   std::unordered_map<std::string_view, Node*> nodes_by_name_;
   std::vector<Value*> inputs_;
+  std::vector<onnx::ValueInfoProto*> input_infos_;
   std::vector<Value*> outputs_;
+  std::vector<onnx::ValueInfoProto*> output_infos_;
+  // In file order; erased ones are skipped when read or written.
   std::vector<Value*> initializers_;
-  // Values with a value_info entry, in file order, then in the order passes typed them.
-  std::vector<Value*> typed_values_;
+  // value_info entries in file order, then in the order passes typed values.
+  std::vector<TypedValue> value_infos_;
+  // Last suffix tried per base name by UniqueValueName / UniqueNodeName.
+  mutable std::unordered_map<std::string, int64_t> name_counters_;
   Node* first_ = nullptr;
   Node* last_ = nullptr;
   size_t num_nodes_ = 0;

@@ -40,9 +40,10 @@ enum class AttributeType : int32_t {
   kTypeProtos = 14,
 };
 
-// One operation in the schedule. Inputs and outputs are SSA edges; attributes of every ONNX kind are
-// kept in their ONNX form (so a saved node is the loaded node), with typed accessors for the scalar
-// and list kinds the passes use. Annotations (role, stream, bucket) are cached fields mirrored in
+// One operation in the schedule. Inputs and outputs are SSA edges; attributes of every ONNX kind
+// are kept in their ONNX form (so a saved node is the loaded node), with typed accessors for the
+// scalar and list kinds the passes use. Annotations (role, stream, bucket) are cached fields
+// mirrored in
 // `__`-prefixed attributes. Nodes are owned by their Graph and edited only through it.
 class Node {
  public:
@@ -77,7 +78,9 @@ class Node {
   // --- Annotations --------------------------------------------------------------------------
   // False when the node carries no `__op_role` and none was inferred.
   bool has_role() const { return role_bits_ >= 0; }
-  OpRole role() const { return static_cast<OpRole>(role_bits_ < 0 ? 0 : role_bits_ & ~kLossRoleBit); }
+  OpRole role() const {
+    return static_cast<OpRole>(role_bits_ < 0 ? 0 : role_bits_ & ~kLossRoleBit);
+  }
   bool is_loss() const { return role_bits_ >= 0 && (role_bits_ & kLossRoleBit) != 0; }
   // The raw `__op_role` value (role | loss bit), or -1 when absent.
   int64_t role_bits() const { return role_bits_; }

@@ -22,7 +22,8 @@ struct TrainingSpec {
   // The float scalar learning-rate input, and the 1-based int64 update-count input (may be empty).
   std::string lr_input;
   std::string step_input;
-  // `zerograph.state_binding`: after a step, each new value (first) replaces the initializer (second).
+  // `zerograph.state_binding`: after a step, each new value (first) replaces the initializer
+  // (second).
   std::vector<std::pair<std::string, std::string>> state_binding;
   // Written by the rewrite: `zerograph.nranks` and `zerograph.layout` (the layout manifest, JSON).
   std::optional<int64_t> nranks;
@@ -30,8 +31,8 @@ struct TrainingSpec {
 };
 
 // The graph's training spec; nullopt when the model has no `zerograph.*` metadata at all. A present
-// but malformed key (bad JSON, wrong types, a name that is no value of the graph) is an error naming
-// the key.
+// but malformed key (bad JSON, wrong types, a name that is no value of the graph) is an error
+// naming the key.
 StatusOr<std::optional<TrainingSpec>> ReadTrainingSpec(const Graph& graph);
 
 // Writes `spec` into the graph's metadata (format version 1).

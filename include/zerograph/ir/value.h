@@ -51,7 +51,8 @@ class Value {
   // True for values whose data exists before the graph runs: initializers and graph inputs.
   bool is_source() const { return producer_ == nullptr; }
 
-  // The static type recorded for this value (value_info, graph input/output, or initializer), if any.
+  // The static type recorded for this value (value_info, graph input/output, or initializer), if
+  // any.
   std::optional<TensorType> type() const;
 
  private:

@@ -11,8 +11,8 @@ namespace zerograph {
 
 // Loads an ONNX model (IR version <= 10) into the IR. External data is mapped, never copied, and
 // must lie inside the model's folder. A training graph (one with `zerograph.*` metadata) gets its
-// metadata checked and, where nodes carry no `__op_role`, roles inferred. Every error names the file
-// and the node, value or tensor at fault; bad input is InvalidArgument, NotFound or DataLoss.
+// metadata checked and, where nodes carry no `__op_role`, roles inferred. Every error names the
+// file and the node, value or tensor at fault; bad input is InvalidArgument, NotFound or DataLoss.
 StatusOr<std::unique_ptr<Graph>> LoadModel(const std::string& path);
 
 }  // namespace zerograph

@@ -1,0 +1,125 @@
+#include "zerograph/ir/tensor.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include <onnx/onnx_pb.h>
+
+namespace zerograph {
+namespace {
+
+// Appends the low `size` bytes of `value`, little-endian (the hosts we build for are
+// little-endian).
+template <typename T>
+void AppendLittleEndian(std::vector<std::byte>& out, T value, size_t size) {
+  const auto* bytes = reinterpret_cast<const std::byte*>(&value);
+  out.insert(out.end(), bytes, bytes + size);
+}
+
+template <typename Field>
+void AppendAll(std::vector<std::byte>& out, const Field& field, size_t element_size) {
+  for (auto v : field) AppendLittleEndian(out, v, element_size);
+}
+
+}  // namespace
+
+Tensor::~Tensor() = default;
+
+std::string_view Tensor::name() const { return proto_->name(); }
+
+DataType Tensor::dtype() const {
+  return DataTypeFromOnnx(proto_->data_type()).value_or(DataType::kUndefined);
+}
+
+std::span<const int64_t> Tensor::dims() const {
+  return {proto_->dims().data(), static_cast<size_t>(proto_->dims_size())};
+}
+
+int64_t Tensor::numel() const {
+  int64_t n = 1;
+  for (int64_t d : proto_->dims()) n *= d;
+  return n;
+}
+
+StatusOr<std::span<const std::byte>> Tensor::Bytes() const {
+  if (is_external()) return external_bytes_;
+  const size_t element_size = ElementSize(dtype());
+  ZG_RETURN_IF_NOT(element_size > 0, "tensor '", name(), "' has element type ",
+                   DataTypeName(dtype()), ", which has no fixed-size byte layout");
+  const size_t expected = static_cast<size_t>(numel()) * element_size;
+  if (proto_->has_raw_data()) {
+    const std::string& raw = proto_->raw_data();
+    ZG_RETURN_IF_NOT(raw.size() == expected, "tensor '", name(), "' holds ", raw.size(),
+                     " bytes of raw data, but its shape and type need ", expected);
+    return std::span<const std::byte>(reinterpret_cast<const std::byte*>(raw.data()), raw.size());
+  }
+  if (!converted_valid_) {
+    std::vector<std::byte> out;
+    out.reserve(expected);
+    switch (dtype()) {
+      case DataType::kFloat32:
+      case DataType::kComplex64:
+        AppendAll(out, proto_->float_data(), 4);
+        break;
+      case DataType::kFloat64:
+      case DataType::kComplex128:
+        AppendAll(out, proto_->double_data(), 8);
+        break;
+      case DataType::kInt64:
+        AppendAll(out, proto_->int64_data(), 8);
+        break;
+      case DataType::kUint32:
+      case DataType::kUint64:
+        AppendAll(out, proto_->uint64_data(), element_size);
+        break;
+      default:  // int32_data holds one element per entry for every narrower type
+        AppendAll(out, proto_->int32_data(), element_size);
+        break;
+    }
+    ZG_RETURN_IF_NOT(out.size() == expected, "tensor '", name(), "' holds ",
+                     out.size() / element_size, " typed elements, but its shape needs ", numel());
+    converted_ = std::move(out);
+    converted_valid_ = true;
+  }
+  return std::span<const std::byte>(converted_);
+}
+
+StatusOr<std::shared_ptr<const MappedFile>> MappedFile::Open(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    int error = errno;
+    std::string message = StrCat("cannot open '", path, "': ", std::strerror(error));
+    return error == ENOENT ? NotFoundError(std::move(message))
+                           : UnavailableError(std::move(message));
+  }
+  struct stat info {};
+  if (::fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) {
+    ::close(fd);
+    return InvalidArgumentError(StrCat("'", path, "' is not a regular file"));
+  }
+  std::shared_ptr<MappedFile> file(new MappedFile());
+  file->path_ = path;
+  file->size_ = static_cast<size_t>(info.st_size);
+  if (file->size_ > 0) {
+    void* data = ::mmap(nullptr, file->size_, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (data == MAP_FAILED) {
+      int error = errno;
+      ::close(fd);
+      return UnavailableError(StrCat("cannot map '", path, "': ", std::strerror(error)));
+    }
+    file->data_ = static_cast<const std::byte*>(data);
+  }
+  ::close(fd);
+  return std::shared_ptr<const MappedFile>(std::move(file));
+}
+
+MappedFile::~MappedFile() {
+  if (data_ != nullptr) ::munmap(const_cast<std::byte*>(data_), size_);
+}
+
+}  // namespace zerograph

@@ -1,0 +1,29 @@
+#include "zerograph/ir/value.h"
+
+#include <onnx/onnx_pb.h>
+
+#include "zerograph/ir/tensor.h"
+
+namespace zerograph {
+
+std::optional<TensorType> Value::type() const {
+  if (initializer_ != nullptr) {
+    std::span<const int64_t> dims = initializer_->dims();
+    return TensorType{initializer_->dtype(), std::vector<int64_t>(dims.begin(), dims.end())};
+  }
+  if (info_ == nullptr || !info_->type().has_tensor_type()) return std::nullopt;
+  const onnx::TypeProto::Tensor& tensor = info_->type().tensor_type();
+  TensorType type;
+  type.dtype = DataTypeFromOnnx(tensor.elem_type()).value_or(DataType::kUndefined);
+  if (tensor.has_shape()) {
+    std::vector<int64_t> dims;
+    dims.reserve(tensor.shape().dim_size());
+    for (const onnx::TensorShapeProto::Dimension& dim : tensor.shape().dim()) {
+      dims.push_back(dim.has_dim_value() ? dim.dim_value() : TensorType::kUnknownDim);
+    }
+    type.dims = std::move(dims);
+  }
+  return type;
+}
+
+}  // namespace zerograph

@@ -1,0 +1,158 @@
+#include "zerograph/ir/verify.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "zerograph/ir/graph.h"
+
+namespace zerograph {
+namespace {
+
+std::string Label(const Node& node) {
+  if (node.name().empty()) return StrCat("node #", node.id(), " (", node.op_type(), ")");
+  return StrCat("node '", node.name(), "' (", node.op_type(), ")");
+}
+
+// Every use recorded on `value` must be an input edge that reads it.
+Status CheckUsers(const Value& value) {
+  for (const Use& use : value.users()) {
+    ZG_RETURN_IF_NOT(use.input_index >= 0 &&
+                         static_cast<size_t>(use.input_index) < use.node->num_inputs() &&
+                         use.node->input(static_cast<size_t>(use.input_index)) == &value,
+                     "value '", value.name(), "' lists ", Label(*use.node), " input ",
+                     use.input_index, " as a user, but that input reads something else");
+  }
+  return Status::Ok();
+}
+
+Status RequireInt(const Node& node, std::string_view attr) {
+  ZG_RETURN_IF_NOT(node.GetInt(attr).has_value(), Label(node), ": needs INT attribute '", attr,
+                   "'");
+  return Status::Ok();
+}
+
+Status RequireInts(const Node& node, std::string_view attr, size_t count) {
+  std::optional<std::span<const int64_t>> values = node.GetInts(attr);
+  ZG_RETURN_IF_NOT(values.has_value(), Label(node), ": needs INTS attribute '", attr, "'");
+  ZG_RETURN_IF_NOT(values->size() == count, Label(node), ": attribute '", attr, "' has ",
+                   values->size(), " entries, expected ", count);
+  return Status::Ok();
+}
+
+// Arity and attributes of our own operators, which no ONNX schema checks.
+Status CheckZerographOp(const Node& node) {
+  const std::string_view op = node.op_type();
+  const size_t in = node.num_inputs();
+  const size_t out = node.num_outputs();
+  auto arity = [&](bool ok, std::string_view expected) -> Status {
+    ZG_RETURN_IF_NOT(ok, Label(node), ": has ", in, " inputs and ", out, " outputs, expected ",
+                     expected);
+    return Status::Ok();
+  };
+  if (op == "CoalesceTensors") {
+    ZG_RETURN_IF_ERROR(arity(in >= 1 && out == 1, "tensors... -> fused"));
+    ZG_RETURN_IF_ERROR(RequireInts(node, "offsets", in));
+    ZG_RETURN_IF_ERROR(RequireInts(node, "numels", in));
+    return RequireInt(node, "total");
+  }
+  if (op == "TensorViews") {
+    ZG_RETURN_IF_ERROR(arity(in == 1 && out >= 1, "fused -> tensors..."));
+    return RequireInts(node, "offsets", out);
+  }
+  if (op == "LocalShard" || op == "AllReduce") {
+    return arity(in == 1 && out == 1, "x -> y");
+  }
+  if (op == "ReduceScatter") {
+    ZG_RETURN_IF_ERROR(arity(in == 1 && out == 1, "fused -> shard"));
+    ZG_RETURN_IF_ERROR(RequireInt(node, "nranks"));
+    std::optional<std::string_view> reduce = node.GetString("reduce_op");
+    ZG_RETURN_IF_NOT(!reduce || *reduce == "sum" || *reduce == "avg", Label(node),
+                     ": reduce_op must be 'sum' or 'avg', not '", *reduce, "'");
+    return Status::Ok();
+  }
+  if (op == "AllGather") {
+    ZG_RETURN_IF_ERROR(arity(in >= 1 && out == 1, "shard, deps... -> fused"));
+    return RequireInt(node, "nranks");
+  }
+  if (op == "Nop") return arity(in >= 1 && out == 1, "x, deps... -> x");
+  if (op == "AdamW") {
+    return arity(in >= 6 && (in - 2) % 4 == 0 && out == (in - 2) / 4 * 3,
+                 "(lr, step, X1..Xn, G1..Gn, M1..Mn, V1..Vn) -> (X'.., M'.., V'..)");
+  }
+  if (op == "SGD") {
+    return arity(in >= 3 && (in - 1) % 2 == 0 && out == (in - 1) / 2,
+                 "(lr, X1..Xn, G1..Gn) -> (X1'..Xn')");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status Verify(const Graph& graph) {
+  std::vector<char> defined(static_cast<size_t>(graph.value_id_bound()), 0);
+  auto define_source = [&](const Value* value) -> Status {
+    ZG_RETURN_IF_NOT(graph.FindValue(value->name()) == value, "value '", value->name(),
+                     "' is not the graph's value of that name (erased or renamed)");
+    defined[static_cast<size_t>(value->id())] = 1;
+    return CheckUsers(*value);
+  };
+  for (const Value* value : graph.inputs()) ZG_RETURN_IF_ERROR(define_source(value));
+  for (const Value* value : graph.initializers()) ZG_RETURN_IF_ERROR(define_source(value));
+
+  size_t count = 0;
+  const Node* previous = nullptr;
+  for (const Node* node : graph.nodes()) {
+    ++count;
+    ZG_RETURN_IF_NOT(node->prev() == previous, Label(*node), ": schedule links are inconsistent");
+    ZG_RETURN_IF_NOT(previous == nullptr || previous->IsBefore(*node), Label(*node),
+                     ": order key is not after its predecessor's");
+    previous = node;
+    if (!node->name().empty()) {
+      ZG_RETURN_IF_NOT(graph.FindNode(node->name()) == node, Label(*node),
+                       ": another node has the same name");
+    }
+    for (size_t i = 0; i < node->num_inputs(); ++i) {
+      const Value* input = node->input(i);
+      if (input == nullptr) continue;
+      if (!defined[static_cast<size_t>(input->id())]) {
+        if (input->producer() == nullptr) {
+          // A source that is neither a graph input nor an initializer: a sparse initializer.
+          ZG_RETURN_IF_ERROR(define_source(input));
+        } else {
+          return InvalidArgumentError(StrCat(Label(*node), " reads '", input->name(), "' before ",
+                                             Label(*input->producer()),
+                                             " defines it (not in topological order)"));
+        }
+      }
+      const std::vector<Use>& users = input->users();
+      ZG_RETURN_IF_NOT(std::find(users.begin(), users.end(),
+                                 Use{const_cast<Node*>(node), static_cast<int>(i)}) != users.end(),
+                       Label(*node), " reads '", input->name(), "' as input ", i,
+                       ", but the value does not list that use");
+    }
+    for (size_t i = 0; i < node->num_outputs(); ++i) {
+      const Value* output = node->output(i);
+      if (output == nullptr) continue;
+      ZG_RETURN_IF_NOT(
+          output->producer() == node && output->producer_output_index() == static_cast<int>(i),
+          Label(*node), ": output ", i, " '", output->name(), "' names another producer");
+      ZG_RETURN_IF_NOT(graph.FindValue(output->name()) == output, Label(*node), ": output '",
+                       output->name(), "' is defined more than once");
+      defined[static_cast<size_t>(output->id())] = 1;
+      ZG_RETURN_IF_ERROR(CheckUsers(*output));
+    }
+    if (node->domain() == kZerographDomain) ZG_RETURN_IF_ERROR(CheckZerographOp(*node));
+  }
+  ZG_RETURN_IF_NOT(previous == graph.last_node(), "the schedule's last node is inconsistent");
+  ZG_RETURN_IF_NOT(count == graph.num_nodes(), "the schedule holds ", count,
+                   " nodes, but the graph counts ", graph.num_nodes());
+  for (const Value* output : graph.outputs()) {
+    ZG_RETURN_IF_NOT(defined[static_cast<size_t>(output->id())] || output->producer() == nullptr,
+                     "graph output '", output->name(), "' is not defined");
+    ZG_RETURN_IF_NOT(graph.FindValue(output->name()) == output, "graph output '", output->name(),
+                     "' refers to an erased value");
+  }
+  return Status::Ok();
+}
+
+}  // namespace zerograph

@@ -1,0 +1,354 @@
+#include "zerograph/ir/graph.h"
+
+#include <gtest/gtest.h>
+
+#include <onnx/onnx_pb.h>
+
+#include "ir/proto_store.h"
+#include "zerograph/ir/verify.h"
+
+namespace zerograph {
+namespace {
+
+TensorType Float(std::vector<int64_t> dims) { return TensorType{DataType::kFloat32, dims}; }
+
+std::vector<std::string> Schedule(const Graph& graph) {
+  std::vector<std::string> names;
+  for (const Node* node : graph.nodes()) names.emplace_back(node->name());
+  return names;
+}
+
+class GraphTest : public ::testing::Test {
+ protected:
+  // x -> a: Relu -> b: Neg -> c: Abs, with y = c the graph output.
+  void SetUp() override {
+    x_ = graph_.AddInput("x", Float({4}));
+    a_ = graph_.AddNode("Relu", "", {x_}, {"a.out"}, "a");
+    b_ = graph_.AddNode("Neg", "", {a_->output(0)}, {"b.out"}, "b");
+    c_ = graph_.AddNode("Abs", "", {b_->output(0)}, {"c.out"}, "c");
+    graph_.AddOutput(c_->output(0));
+  }
+
+  Graph graph_;
+  Value* x_ = nullptr;
+  Node* a_ = nullptr;
+  Node* b_ = nullptr;
+  Node* c_ = nullptr;
+};
+
+// Building links producers, users and the schedule.
+TEST_F(GraphTest, BuildLinksEdges) {
+  EXPECT_EQ(Schedule(graph_), (std::vector<std::string>{"a", "b", "c"}));
+  EXPECT_EQ(a_->output(0)->producer(), a_);
+  ASSERT_EQ(a_->output(0)->users().size(), 1u);
+  EXPECT_EQ(a_->output(0)->users()[0].node, b_);
+  EXPECT_TRUE(a_->IsBefore(*c_));
+  EXPECT_FALSE(c_->IsBefore(*a_));
+  EXPECT_EQ(graph_.FindValue("b.out"), b_->output(0));
+  EXPECT_EQ(graph_.FindNode("c"), c_);
+  EXPECT_TRUE(c_->output(0)->is_graph_output());
+  EXPECT_TRUE(Verify(graph_).ok());
+}
+
+// Taken names get a numeric suffix instead of breaking SSA.
+TEST_F(GraphTest, NamesAreMadeUnique) {
+  Node* again = graph_.AddNode("Relu", "", {x_}, {"a.out"}, "a");
+  EXPECT_EQ(again->name(), "a_1");
+  EXPECT_EQ(again->output(0)->name(), "a.out_1");
+  EXPECT_TRUE(Verify(graph_).ok());
+}
+
+// Moving nodes keeps "is before" consistent with the schedule.
+TEST_F(GraphTest, MoveUpdatesOrder) {
+  Node* d = graph_.AddNode("Relu", "", {x_}, {"d.out"}, "d");
+  graph_.MoveBefore(d, a_);
+  EXPECT_EQ(Schedule(graph_), (std::vector<std::string>{"d", "a", "b", "c"}));
+  EXPECT_TRUE(d->IsBefore(*a_));
+  graph_.MoveAfter(d, b_);
+  EXPECT_EQ(Schedule(graph_), (std::vector<std::string>{"a", "b", "d", "c"}));
+  EXPECT_TRUE(b_->IsBefore(*d));
+  EXPECT_TRUE(d->IsBefore(*c_));
+  graph_.MoveAfter(d, c_);
+  EXPECT_EQ(graph_.last_node(), d);
+  EXPECT_TRUE(Verify(graph_).ok());
+}
+
+// Thousands of insertions at one point force relabelling; order stays a strict total order.
+TEST_F(GraphTest, RepeatedInsertionAtOnePointRelabels) {
+  std::vector<Node*> inserted;
+  for (int i = 0; i < 5000; ++i) {
+    inserted.push_back(graph_.AddNode("Relu", "", {x_}, {"r"}, "r", b_));
+  }
+  // Each insertion went right before b, so they run in creation order between a and b.
+  EXPECT_TRUE(a_->IsBefore(*inserted.front()));
+  for (size_t i = 1; i < inserted.size(); ++i) {
+    ASSERT_TRUE(inserted[i - 1]->IsBefore(*inserted[i])) << i;
+  }
+  EXPECT_TRUE(inserted.back()->IsBefore(*b_));
+  EXPECT_TRUE(Verify(graph_).ok());
+}
+
+// Rewiring inputs updates users on both sides.
+TEST_F(GraphTest, SetInputAndReplaceAllUses) {
+  graph_.SetInput(c_, 0, a_->output(0));
+  EXPECT_TRUE(b_->output(0)->users().empty());
+  EXPECT_EQ(a_->output(0)->users().size(), 2u);
+  graph_.ReplaceAllUsesWith(a_->output(0), x_);
+  EXPECT_TRUE(a_->output(0)->users().empty());
+  EXPECT_EQ(x_->users().size(), 3u);
+  EXPECT_EQ(c_->input(0), x_);
+  EXPECT_TRUE(Verify(graph_).ok());
+}
+
+// A graph output follows ReplaceAllUsesWith; erasing a still-read node is refused.
+TEST_F(GraphTest, EraseRequiresNoUsers) {
+  EXPECT_FALSE(graph_.EraseNode(b_).ok());
+  Node* d = graph_.AddNode("Neg", "", {c_->output(0)}, {"d.out"}, "d");
+  graph_.ReplaceAllUsesWith(c_->output(0), d->output(0));
+  // d now reads itself through c's replacement; point it back at c.
+  graph_.SetInput(d, 0, c_->output(0));
+  EXPECT_EQ(graph_.outputs()[0], d->output(0));
+  EXPECT_FALSE(graph_.EraseNode(d).ok());
+  graph_.SetOutput(0, c_->output(0));
+  ASSERT_TRUE(graph_.EraseNode(d).ok());
+  EXPECT_EQ(graph_.num_nodes(), 3u);
+  EXPECT_EQ(graph_.FindValue("d.out"), nullptr);
+  EXPECT_EQ(graph_.FindNode("d"), nullptr);
+  EXPECT_TRUE(Verify(graph_).ok());
+}
+
+// Typed attributes round-trip and replace attributes of the same name.
+TEST_F(GraphTest, Attributes) {
+  a_->SetInt("axis", 1);
+  a_->SetInts("perm", std::vector<int64_t>{1, 0});
+  a_->SetFloat("alpha", 0.5f);
+  a_->SetString("mode", "avg");
+  a_->SetStrings("names", std::vector<std::string>{"p", "q"});
+  a_->SetInt("axis", 2);
+  EXPECT_EQ(a_->GetInt("axis"), 2);
+  EXPECT_EQ(std::vector<int64_t>(a_->GetInts("perm")->begin(), a_->GetInts("perm")->end()),
+            (std::vector<int64_t>{1, 0}));
+  EXPECT_EQ(a_->GetFloat("alpha"), 0.5f);
+  EXPECT_EQ(a_->GetString("mode"), "avg");
+  EXPECT_EQ(a_->GetStrings("names")->size(), 2u);
+  EXPECT_FALSE(a_->GetInt("mode").has_value());  // wrong kind
+  EXPECT_EQ(a_->GetAttributeType("perm"), AttributeType::kInts);
+  EXPECT_TRUE(a_->RemoveAttribute("axis"));
+  EXPECT_FALSE(a_->HasAttribute("axis"));
+  EXPECT_EQ(a_->AttributeNames().size(), 4u);
+}
+
+// Annotations are cached and mirrored as `__` attributes.
+TEST_F(GraphTest, Annotations) {
+  EXPECT_FALSE(b_->has_role());
+  EXPECT_EQ(b_->stream(), kComputeStream);
+  b_->SetRole(OpRole::kBackward, /*is_loss=*/true);
+  b_->SetStream(kCommStream);
+  b_->SetBucket(3);
+  EXPECT_EQ(b_->role(), OpRole::kBackward);
+  EXPECT_TRUE(b_->is_loss());
+  EXPECT_EQ(b_->GetInt(kOpRoleAttr), 257);
+  EXPECT_EQ(b_->stream(), kCommStream);
+  EXPECT_EQ(b_->GetString(kExecutionStreamAttr), kCommStream);
+  EXPECT_EQ(b_->bucket(), 3);
+}
+
+// Value types come from inputs, value_info and initializers.
+TEST_F(GraphTest, ValueTypes) {
+  EXPECT_EQ(x_->type(), Float({4}));
+  EXPECT_FALSE(a_->output(0)->type().has_value());
+  graph_.SetValueType(a_->output(0), TensorType{DataType::kFloat16, std::vector<int64_t>{-1, 4}});
+  EXPECT_EQ(a_->output(0)->type()->ToString(), "float16[?,4]");
+  std::vector<float> data = {1, 2, 3, 4, 5, 6};
+  Value* w = graph_.AddInitializer("w", DataType::kFloat32, std::vector<int64_t>{2, 3},
+                                   std::as_bytes(std::span<const float>(data)));
+  EXPECT_EQ(w->type(), Float({2, 3}));
+  ASSERT_TRUE(w->initializer()->Bytes().ok());
+  EXPECT_EQ(w->initializer()->Bytes()->size(), 24u);
+  EXPECT_EQ(graph_.initializers().size(), 1u);
+}
+
+// Metadata and opset imports are model-level key/value data.
+TEST_F(GraphTest, ModelData) {
+  graph_.SetMetadata("zerograph.loss", "loss");
+  graph_.SetMetadata("zerograph.loss", "loss2");
+  EXPECT_EQ(graph_.GetMetadata("zerograph.loss"), "loss2");
+  EXPECT_EQ(graph_.metadata().size(), 1u);
+  graph_.SetOpsetVersion("", 17);
+  EXPECT_EQ(graph_.OpsetVersion("ai.onnx"), 17);
+  EXPECT_FALSE(graph_.OpsetVersion("org.zerograph").has_value());
+  EXPECT_EQ(graph_.ir_version(), 8);
+}
+
+// The exported model lists nodes in schedule order with rewired inputs, and the IR survives it.
+TEST_F(GraphTest, ExportFollowsSchedule) {
+  graph_.MoveBefore(c_, a_);
+  graph_.SetInput(c_, 0, x_);
+  std::vector<std::string> exported;
+  ASSERT_TRUE(graph_
+                  .WithModelProto(nullptr,
+                                  [&](const onnx::ModelProto& model) {
+                                    for (const auto& node : model.graph().node())
+                                      exported.push_back(node.name() + ":" + node.input(0));
+                                    EXPECT_EQ(model.graph().output(0).name(), "c.out");
+                                    return Status::Ok();
+                                  })
+                  .ok());
+  EXPECT_EQ(exported, (std::vector<std::string>{"c:x", "a:x", "b:a.out"}));
+  EXPECT_EQ(graph_.num_nodes(), 3u);
+  ASSERT_TRUE(graph_
+                  .WithModelProto(nullptr,
+                                  [&](const onnx::ModelProto& model) {
+                                    EXPECT_EQ(model.graph().node_size(), 3);
+                                    return Status::Ok();
+                                  })
+                  .ok());
+}
+
+// --- Import from ONNX messages ------------------------------------------------------------------
+
+std::unique_ptr<ProtoStore> StoreWith(const std::function<void(onnx::GraphProto&)>& fill) {
+  auto store = std::make_unique<ProtoStore>();
+  store->model->set_ir_version(8);
+  fill(*store->model->mutable_graph());
+  return store;
+}
+
+void AddNodeProto(onnx::GraphProto& graph, const std::string& name, const std::string& op,
+                  std::vector<std::string> inputs, std::vector<std::string> outputs) {
+  onnx::NodeProto* node = graph.add_node();
+  node->set_name(name);
+  node->set_op_type(op);
+  for (const std::string& in : inputs) node->add_input(in);
+  for (const std::string& out : outputs) node->add_output(out);
+}
+
+void AddInputProto(onnx::GraphProto& graph, const std::string& name) {
+  onnx::ValueInfoProto* input = graph.add_input();
+  input->set_name(name);
+  input->mutable_type()->mutable_tensor_type()->set_elem_type(1);
+}
+
+StatusOr<std::unique_ptr<Graph>> Import(const std::function<void(onnx::GraphProto&)>& fill) {
+  return Graph::FromModelProto(StoreWith(fill), nullptr);
+}
+
+// A well-formed graph imports with its annotations read.
+TEST(GraphImportTest, ImportsEdgesAndAnnotations) {
+  auto graph = Import([](onnx::GraphProto& g) {
+    AddInputProto(g, "x");
+    AddNodeProto(g, "n1", "Relu", {"x"}, {"y"});
+    onnx::AttributeProto* role = g.mutable_node(0)->add_attribute();
+    role->set_name("__op_role");
+    role->set_type(onnx::AttributeProto::INT);
+    role->set_i(257);
+    AddNodeProto(g, "n2", "Neg", {"y"}, {"z"});
+    g.add_output()->set_name("z");
+  });
+  ASSERT_TRUE(graph.ok()) << graph.status().ToString();
+  Node* n1 = (*graph)->FindNode("n1");
+  ASSERT_NE(n1, nullptr);
+  EXPECT_EQ(n1->role(), OpRole::kBackward);
+  EXPECT_TRUE(n1->is_loss());
+  EXPECT_EQ((*graph)->FindValue("y")->users()[0].node->name(), "n2");
+  EXPECT_TRUE(Verify(**graph).ok());
+}
+
+// Reading a value that nothing defines names the node and the value.
+TEST(GraphImportTest, RejectsUndefinedValue) {
+  auto graph = Import([](onnx::GraphProto& g) { AddNodeProto(g, "n1", "Relu", {"ghost"}, {"y"}); });
+  ASSERT_FALSE(graph.ok());
+  EXPECT_EQ(graph.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(graph.status().message().find("node 'n1' (Relu)"), std::string_view::npos);
+  EXPECT_NE(graph.status().message().find("'ghost'"), std::string_view::npos);
+}
+
+// A use before the definition (wrong order or a cycle) names both nodes.
+TEST(GraphImportTest, RejectsWrongOrder) {
+  auto graph = Import([](onnx::GraphProto& g) {
+    AddNodeProto(g, "first", "Relu", {"late"}, {"y"});
+    AddNodeProto(g, "second", "Neg", {"y"}, {"late"});
+  });
+  ASSERT_FALSE(graph.ok());
+  EXPECT_NE(graph.status().message().find("node 'first'"), std::string_view::npos);
+  EXPECT_NE(graph.status().message().find("node 'second'"), std::string_view::npos);
+  EXPECT_NE(graph.status().message().find("topological"), std::string_view::npos);
+}
+
+// Two definitions of one name break SSA.
+TEST(GraphImportTest, RejectsDuplicateOutput) {
+  auto graph = Import([](onnx::GraphProto& g) {
+    AddInputProto(g, "x");
+    AddNodeProto(g, "a", "Relu", {"x"}, {"y"});
+    AddNodeProto(g, "b", "Neg", {"x"}, {"y"});
+  });
+  ASSERT_FALSE(graph.ok());
+  EXPECT_NE(
+      graph.status().message().find("node 'b' (Neg): output 'y' is already defined by node 'a'"),
+      std::string_view::npos)
+      << graph.status().message();
+}
+
+// Node names must be unique (ONNX's checker does not enforce it; we do).
+TEST(GraphImportTest, RejectsDuplicateNodeName) {
+  auto graph = Import([](onnx::GraphProto& g) {
+    AddInputProto(g, "x");
+    AddNodeProto(g, "a", "Relu", {"x"}, {"y"});
+    AddNodeProto(g, "a", "Neg", {"x"}, {"z"});
+  });
+  ASSERT_FALSE(graph.ok());
+  EXPECT_NE(graph.status().message().find("node 'a' (Neg)"), std::string_view::npos);
+}
+
+// An attribute without a known type is refused, naming node and attribute.
+TEST(GraphImportTest, RejectsUnknownAttributeType) {
+  auto graph = Import([](onnx::GraphProto& g) {
+    AddInputProto(g, "x");
+    AddNodeProto(g, "a", "Relu", {"x"}, {"y"});
+    g.mutable_node(0)->add_attribute()->set_name("mystery");
+  });
+  ASSERT_FALSE(graph.ok());
+  EXPECT_NE(graph.status().message().find("attribute 'mystery'"), std::string_view::npos);
+}
+
+// A graph output must be defined.
+TEST(GraphImportTest, RejectsUndefinedOutput) {
+  auto graph = Import([](onnx::GraphProto& g) { g.add_output()->set_name("nowhere"); });
+  ASSERT_FALSE(graph.ok());
+  EXPECT_NE(graph.status().message().find("'nowhere'"), std::string_view::npos);
+}
+
+// Raw data must match the initializer's shape.
+TEST(GraphImportTest, RejectsShortRawData) {
+  auto graph = Import([](onnx::GraphProto& g) {
+    onnx::TensorProto* t = g.add_initializer();
+    t->set_name("w");
+    t->set_data_type(1);
+    t->add_dims(4);
+    t->set_raw_data(std::string(12, '\0'));
+  });
+  ASSERT_FALSE(graph.ok());
+  EXPECT_NE(graph.status().message().find("initializer 'w' holds 12 bytes"),
+            std::string_view::npos);
+}
+
+// Typed initializer data is converted to raw bytes on demand.
+TEST(GraphImportTest, TypedDataBecomesBytes) {
+  auto graph = Import([](onnx::GraphProto& g) {
+    onnx::TensorProto* t = g.add_initializer();
+    t->set_name("h");
+    t->set_data_type(static_cast<int>(DataType::kFloat16));
+    t->add_dims(2);
+    t->add_int32_data(0x3c00);  // 1.0 in fp16
+    t->add_int32_data(0xc000);  // -2.0
+  });
+  ASSERT_TRUE(graph.ok()) << graph.status().ToString();
+  auto bytes = (*graph)->FindValue("h")->initializer()->Bytes();
+  ASSERT_TRUE(bytes.ok());
+  ASSERT_EQ(bytes->size(), 4u);
+  EXPECT_EQ(std::to_integer<int>((*bytes)[1]), 0x3c);
+  EXPECT_EQ(std::to_integer<int>((*bytes)[3]), 0xc0);
+}
+
+}  // namespace
+}  // namespace zerograph
