@@ -141,6 +141,21 @@ void Graph::SetOutput(size_t index, Value* value) {
   ++value->graph_output_count_;
 }
 
+void Graph::EraseOutputsIf(const std::function<bool(const Value*)>& drop) {
+  size_t kept = 0;
+  for (size_t i = 0; i < outputs_.size(); ++i) {
+    if (drop(outputs_[i])) {
+      --outputs_[i]->graph_output_count_;
+      continue;
+    }
+    outputs_[kept] = outputs_[i];
+    output_infos_[kept] = output_infos_[i];
+    ++kept;
+  }
+  outputs_.resize(kept);
+  output_infos_.resize(kept);
+}
+
 Node* Graph::AddNode(std::string_view op_type, std::string_view domain,
                      std::span<Value* const> inputs, std::span<const std::string> output_names,
                      std::string_view name, Node* before) {
@@ -233,6 +248,21 @@ void Graph::AppendInput(Node* node, Value* value) {
   node->inputs_.push_back(value);
   if (value != nullptr) AddUse(value, node, static_cast<int>(node->inputs_.size()) - 1);
   node->io_dirty_ = true;
+}
+
+bool Graph::RenameValue(Value* value, std::string_view name) {
+  if (value->producer_ == nullptr || FindValue(name) != nullptr) return false;
+  values_by_name_.erase(value->name());
+  onnx::NodeProto* proto = value->producer_->proto_;
+  proto->set_output(value->producer_output_index_, std::string(name));
+  value->name_ = proto->output(value->producer_output_index_);
+  values_by_name_.emplace(value->name(), value);
+  for (const Use& use : value->users_) use.node->io_dirty_ = true;
+  if (value->info_ != nullptr) value->info_->set_name(std::string(name));
+  for (size_t i = 0; i < outputs_.size(); ++i) {
+    if (outputs_[i] == value) output_infos_[i]->set_name(std::string(name));
+  }
+  return true;
 }
 
 void Graph::ReplaceAllUsesWith(Value* from, Value* to) {
@@ -366,6 +396,12 @@ Status Graph::EraseInitializer(Value* value) {
 int64_t Graph::ir_version() const { return store_->model->ir_version(); }
 
 void Graph::SetIrVersion(int64_t version) { store_->model->set_ir_version(version); }
+
+std::string_view Graph::name() const { return store_->model->graph().name(); }
+
+void Graph::SetName(std::string_view name) {
+  store_->model->mutable_graph()->set_name(std::string(name));
+}
 
 std::optional<int64_t> Graph::OpsetVersion(std::string_view domain) const {
   const bool is_default = domain.empty() || domain == "ai.onnx";

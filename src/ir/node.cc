@@ -142,6 +142,15 @@ void Node::SetStrings(std::string_view name, std::span<const std::string> values
   for (const std::string& value : values) attr->add_strings(value);
 }
 
+void Node::CopyAttributesFrom(const Node& other) {
+  for (const onnx::AttributeProto& attr : other.proto_->attribute()) {
+    if (attr.name().starts_with("__")) continue;
+    onnx::AttributeProto* copy =
+        MutableAttribute(attr.name(), static_cast<AttributeType>(attr.type()));
+    *copy = attr;
+  }
+}
+
 bool Node::RemoveAttribute(std::string_view name) {
   auto* attrs = proto_->mutable_attribute();
   for (int i = 0; i < attrs->size(); ++i) {

@@ -106,6 +106,9 @@ class Graph {
   void AddOutput(Value* value);
   // Makes graph output `index` read `value` instead.
   void SetOutput(size_t index, Value* value);
+  // Drops every graph output for which `drop(value)` is true, keeping the others' order.
+  // O(outputs).
+  void EraseOutputsIf(const std::function<bool(const Value*)>& drop);
 
   // Creates a node whose outputs are new values called `output_names` (each unused). The node is
   // placed before `before`, or at the end of the schedule when `before` is null. A null input is
@@ -132,6 +135,9 @@ class Graph {
   // --- Editing ------------------------------------------------------------------------------
   void SetInput(Node* node, size_t index, Value* value);
   void AppendInput(Node* node, Value* value);
+  // Renames `value` (whose producer is a node) to `name`, which must be unused; every reader
+  // follows. Returns false, changing nothing, when the name is taken or the value is a source.
+  bool RenameValue(Value* value, std::string_view name);
   // Makes every reader of `from` (nodes and graph outputs) read `to`.
   void ReplaceAllUsesWith(Value* from, Value* to);
   // Moves `node` in the schedule to just before / just after `anchor`.
@@ -145,6 +151,9 @@ class Graph {
   // --- Model-level data ---------------------------------------------------------------------
   int64_t ir_version() const;
   void SetIrVersion(int64_t version);
+  // GraphProto.name; ONNX's checker refuses a model whose graph has none.
+  std::string_view name() const;
+  void SetName(std::string_view name);
   // The imported version of an operator domain ("" is ONNX's default domain), if imported.
   std::optional<int64_t> OpsetVersion(std::string_view domain) const;
   void SetOpsetVersion(std::string_view domain, int64_t version);

@@ -117,6 +117,8 @@ class Node {
   void SetStrings(std::string_view name, std::span<const std::string> values);
   // Returns whether an attribute was removed.
   bool RemoveAttribute(std::string_view name);
+  // Copies every attribute of `other` except annotations (`__`-prefixed), replacing same names.
+  void CopyAttributesFrom(const Node& other);
 
   // The ONNX form of an attribute, for kinds without a typed accessor (tensors, graphs, types).
   const onnx::AttributeProto* FindAttribute(std::string_view name) const;

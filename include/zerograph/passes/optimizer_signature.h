@@ -1,0 +1,48 @@
+#ifndef ZEROGRAPH_PASSES_OPTIMIZER_SIGNATURE_H_
+#define ZEROGRAPH_PASSES_OPTIMIZER_SIGNATURE_H_
+
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "zerograph/core/status.h"
+
+namespace zerograph {
+
+class Node;
+class Value;
+
+// The input layout shared by every optimizer we shard (ONNX's training ops and ours):
+//   inputs  = scalars..., X1..Xn, G1..Gn, S1_1..S1_n, ..., Sk_1..Sk_n
+//   outputs = X1'..Xn', S1_1'..S1_n', ..., Sk_1'..Sk_n'
+// Each update is elementwise, so applying it to a shard of every tensor is exact.
+struct OptimizerSignature {
+  std::string_view domain;
+  std::string_view op_type;
+  // Leading inputs shared by all parameters (learning rate, step).
+  int num_scalars;
+  // State tensors per parameter (AdamW: 2, Momentum: 1, SGD: 0).
+  int num_states;
+};
+
+// The signature of `node` when it is an optimizer update we know (org.zerograph AdamW and SGD,
+// ai.onnx.preview.training Adam, Momentum and Adagrad), else nullopt.
+std::optional<OptimizerSignature> FindOptimizerSignature(const Node& node);
+
+// One parameter's share of a multi-tensor optimizer node.
+struct OptimizerSlot {
+  Value* param;
+  Value* grad;
+  std::vector<Value*> states;
+  Value* new_param;
+  std::vector<Value*> new_states;
+};
+
+// Splits `node`'s inputs and outputs into per-parameter slots; fails (naming the node) when the
+// counts do not fit the signature.
+StatusOr<std::vector<OptimizerSlot>> OptimizerSlots(const Node& node,
+                                                    const OptimizerSignature& signature);
+
+}  // namespace zerograph
+
+#endif  // ZEROGRAPH_PASSES_OPTIMIZER_SIGNATURE_H_

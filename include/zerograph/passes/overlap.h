@@ -1,0 +1,42 @@
+#ifndef ZEROGRAPH_PASSES_OVERLAP_H_
+#define ZEROGRAPH_PASSES_OVERLAP_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "zerograph/passes/pass.h"
+
+namespace zerograph {
+
+// The node attribute through which a node says it must wait, at the start of a step, for nodes of
+// the previous step (STRINGS: their names). The executor turns it into a cross-step event.
+inline constexpr std::string_view kAfterPreviousStepAttr = "__after_previous_step";
+
+// Lets communication run beside backward compute (DESIGN §6). After sharding-stage1, for every
+// bucket:
+//
+//   before:  B1 ─ ... ─ Bk ─ ... ─ D(k) ─ ... ─ [CoalesceTensors ReduceScatter] optimizer ...
+//   after:   B1 ─ ... ─ Bk ─ D(k) ─ [CoalesceTensors ReduceScatter] ─ ... ─ optimizer ...
+//
+// each gradient's chain of single-input post-processing nodes D (casts, scales) moves right after
+// its backward op B, and the bucket's fusion and reduce-scatter right after the latest chain end
+// (the seed picks the first chain node instead, which is wrong for chains of two or more).
+// ReduceScatter, Nop, AllGather and AllReduce run on the communication stream, in schedule order on
+// every rank; only compute moves. The parameter views read at the start of the next step wait for
+// the all-gather that wrote them (`__after_previous_step`), which the seed leaves unordered.
+class OverlapPass : public GraphPass {
+ public:
+  std::string_view name() const override { return "overlap"; }
+  std::string StatsString() const override { return stats_; }
+
+ protected:
+  StatusOr<bool> RunImpl(Graph& graph) override;
+
+ private:
+  std::string stats_;
+};
+
+}  // namespace zerograph
+
+#endif  // ZEROGRAPH_PASSES_OVERLAP_H_

@@ -1,0 +1,62 @@
+#ifndef ZEROGRAPH_PASSES_SHARDING_STAGE1_H_
+#define ZEROGRAPH_PASSES_SHARDING_STAGE1_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "zerograph/ir/layout_manifest.h"
+#include "zerograph/passes/pass.h"
+
+namespace zerograph {
+
+// Which order fills the buckets.
+enum class BucketOrder {
+  // Parameters whose gradients backward produces first go into the first bucket, so its
+  // reduce-scatter can start while backward still runs.
+  kGradientReady,
+  // Optimizer parameter order, as the seed (Paddle) does.
+  kParameter,
+};
+
+// ZeRO stage 1 with tensor fusion: every rank keeps 1/N of the optimizer state. Per bucket of
+// parameters sharing dtype and optimizer:
+//
+//   grads ─> CoalesceTensors ─> ReduceScatter(avg) ─> shard grad ─┐
+//   fused params ─> LocalShard ────────────────────> shard param ─┼─> optimizer ─> Nop ─> AllGather
+//   fused states ─> LocalShard ────────────────────> shard states ┘                        │
+//   fused params ─> TensorViews ─> params (forward)             new params <─ TensorViews ─┘
+//
+// Parameters and states become fused initializers (one graph serves every rank; each rank
+// materialises its shard). A parameter that cannot be sharded keeps its update, with its gradient
+// all-reduced (avg), so training stays exact.
+class ShardingStage1Pass : public GraphPass {
+ public:
+  struct Options {
+    // Ranks that share the optimizer state.
+    int64_t nranks = 1;
+    // Bucket size limit in MiB of unpadded gradient bytes (the seed's default, 256).
+    int64_t comm_buffer_mb = 256;
+    BucketOrder bucket_order = BucketOrder::kGradientReady;
+  };
+
+  explicit ShardingStage1Pass(Options options) : options_(options) {}
+
+  std::string_view name() const override { return "sharding-stage1"; }
+  std::string StatsString() const override { return stats_; }
+
+  // The layout the last run produced.
+  const LayoutManifest& layout() const { return layout_; }
+
+ protected:
+  StatusOr<bool> RunImpl(Graph& graph) override;
+
+ private:
+  Options options_;
+  LayoutManifest layout_;
+  std::string stats_;
+};
+
+}  // namespace zerograph
+
+#endif  // ZEROGRAPH_PASSES_SHARDING_STAGE1_H_

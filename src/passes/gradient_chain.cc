@@ -1,0 +1,50 @@
+#include "zerograph/passes/gradient_chain.h"
+
+#include "zerograph/core/str_cat.h"
+#include "zerograph/ir/node.h"
+#include "zerograph/ir/value.h"
+#include "zerograph/passes/optimizer_signature.h"
+
+namespace zerograph {
+
+bool IsStepConstant(const Value& value) {
+  if (value.initializer() != nullptr) {
+    for (const Use& use : value.users()) {
+      if (FindOptimizerSignature(*use.node)) return false;
+    }
+    return true;
+  }
+  return value.producer() != nullptr && value.producer()->Is("", "Constant");
+}
+
+GradientChain FindGradientChain(const Value& gradient) {
+  GradientChain result;
+  Node* node = gradient.producer();
+  while (node != nullptr) {
+    if (node->role() == OpRole::kBackward) {
+      result.backward_op = node;
+      return result;
+    }
+    const Value* dynamic = nullptr;
+    int dynamic_inputs = 0;
+    for (const Value* input : node->inputs()) {
+      if (input == nullptr || IsStepConstant(*input)) continue;
+      dynamic = input;
+      ++dynamic_inputs;
+    }
+    if (dynamic_inputs != 1) {
+      result.stop_reason = StrCat("node '", node->name(), "' (", node->op_type(), ") has ",
+                                  dynamic_inputs, " dynamic inputs");
+      result.chain.clear();
+      return result;
+    }
+    result.chain.push_back(node);
+    node = dynamic->producer();
+  }
+  result.stop_reason =
+      StrCat("the chain above '", gradient.name(), "' reaches a graph input or initializer");
+  result.chain.clear();
+  return result;
+}
+
+}  // namespace zerograph

@@ -1,0 +1,57 @@
+#include "zerograph/passes/optimizer_signature.h"
+
+#include <array>
+
+#include "zerograph/ir/node.h"
+#include "zerograph/ir/op_role.h"
+
+namespace zerograph {
+namespace {
+
+constexpr std::array<OptimizerSignature, 5> kOptimizers = {{
+    {kZerographDomain, "AdamW", /*num_scalars=*/2, /*num_states=*/2},
+    {kZerographDomain, "SGD", /*num_scalars=*/1, /*num_states=*/0},
+    {kTrainingDomain, "Adam", /*num_scalars=*/2, /*num_states=*/2},
+    {kTrainingDomain, "Momentum", /*num_scalars=*/2, /*num_states=*/1},
+    {kTrainingDomain, "Adagrad", /*num_scalars=*/2, /*num_states=*/1},
+}};
+
+}  // namespace
+
+std::optional<OptimizerSignature> FindOptimizerSignature(const Node& node) {
+  for (const OptimizerSignature& signature : kOptimizers) {
+    if (node.Is(signature.domain, signature.op_type)) return signature;
+  }
+  return std::nullopt;
+}
+
+StatusOr<std::vector<OptimizerSlot>> OptimizerSlots(const Node& node,
+                                                    const OptimizerSignature& signature) {
+  const size_t per_param_inputs = 2 + static_cast<size_t>(signature.num_states);
+  const size_t per_param_outputs = 1 + static_cast<size_t>(signature.num_states);
+  const size_t scalars = static_cast<size_t>(signature.num_scalars);
+  const size_t tensors = node.num_inputs() >= scalars ? node.num_inputs() - scalars : 0;
+  const size_t n = tensors / per_param_inputs;
+  ZG_RETURN_IF_NOT(
+      n > 0 && tensors % per_param_inputs == 0 && node.num_outputs() == n * per_param_outputs,
+      "optimizer node '", node.name(), "' (", node.op_type(), ") has ", node.num_inputs(),
+      " inputs and ", node.num_outputs(), " outputs, which do not fit ", signature.num_scalars,
+      " scalars and ", per_param_inputs, " inputs per parameter");
+  std::vector<OptimizerSlot> slots(n);
+  for (size_t i = 0; i < n; ++i) {
+    OptimizerSlot& slot = slots[i];
+    slot.param = node.input(scalars + i);
+    slot.grad = node.input(scalars + n + i);
+    slot.new_param = node.output(i);
+    for (int s = 0; s < signature.num_states; ++s) {
+      slot.states.push_back(node.input(scalars + (2 + static_cast<size_t>(s)) * n + i));
+      slot.new_states.push_back(node.output((1 + static_cast<size_t>(s)) * n + i));
+    }
+    ZG_RETURN_IF_NOT(slot.param != nullptr && slot.grad != nullptr && slot.new_param != nullptr,
+                     "optimizer node '", node.name(),
+                     "' omits the parameter, gradient or output of slot ", i);
+  }
+  return slots;
+}
+
+}  // namespace zerograph

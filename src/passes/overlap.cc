@@ -1,0 +1,117 @@
+#include "zerograph/passes/overlap.h"
+
+#include <map>
+#include <vector>
+
+#include "zerograph/ir/graph.h"
+#include "zerograph/passes/gradient_chain.h"
+
+namespace zerograph {
+namespace {
+
+// The nodes sharding-stage1 made for one bucket.
+struct BucketNodes {
+  Node* param_views = nullptr;
+  Node* coalesce = nullptr;
+  Node* reduce_scatter = nullptr;
+  std::vector<Node*> comm;  // Nop and AllGather
+  Node* all_gather = nullptr;
+};
+
+bool IsZerographOp(const Node& node, std::string_view op) { return node.Is(kZerographDomain, op); }
+
+// Moves a `Constant` that `node` reads to just before it, when it is not earlier already.
+void HoistConstants(Graph& graph, Node* node) {
+  for (Value* input : node->inputs()) {
+    if (input == nullptr || input->producer() == nullptr) continue;
+    Node* producer = input->producer();
+    if (producer->Is("", "Constant") && node->IsBefore(*producer)) graph.MoveBefore(producer, node);
+  }
+}
+
+}  // namespace
+
+StatusOr<bool> OverlapPass::RunImpl(Graph& graph) {
+  std::map<int64_t, BucketNodes> buckets;
+  std::vector<Node*> all_reduces;
+  for (Node* node : graph.nodes()) {
+    if (node->domain() != kZerographDomain) continue;
+    if (node->op_type() == "AllReduce") {
+      all_reduces.push_back(node);
+      continue;
+    }
+    if (node->bucket() < 0) continue;
+    BucketNodes& bucket = buckets[node->bucket()];
+    if (IsZerographOp(*node, "TensorViews") && node->role() == OpRole::kForward) {
+      bucket.param_views = node;
+    } else if (IsZerographOp(*node, "CoalesceTensors")) {
+      bucket.coalesce = node;
+    } else if (IsZerographOp(*node, "ReduceScatter")) {
+      bucket.reduce_scatter = node;
+    } else if (IsZerographOp(*node, "Nop")) {
+      bucket.comm.push_back(node);
+    } else if (IsZerographOp(*node, "AllGather")) {
+      bucket.comm.push_back(node);
+      bucket.all_gather = node;
+    }
+  }
+  ZG_RETURN_IF_NOT(!buckets.empty() || !all_reduces.empty(),
+                   "the graph has no buckets: run sharding-stage1 (--nranks) before overlap");
+
+  int64_t moved = 0;
+  int64_t declined = 0;
+  std::string declines;
+  // Moves the gradient's chain right after its backward op; returns where the gradient is ready.
+  auto make_ready_early = [&](Value* gradient) -> Node* {
+    GradientChain found = FindGradientChain(*gradient);
+    if (found.backward_op == nullptr) {
+      ++declined;
+      declines += StrCat("    gradient '", gradient->name(), "' stays: ", found.stop_reason, "\n");
+      return gradient->producer();
+    }
+    Node* anchor = found.backward_op;
+    for (auto it = found.chain.rbegin(); it != found.chain.rend(); ++it) {
+      if (anchor->next() != *it) {
+        graph.MoveAfter(*it, anchor);
+        HoistConstants(graph, *it);
+        ++moved;
+      }
+      anchor = *it;
+    }
+    return anchor;
+  };
+
+  for (auto& [id, bucket] : buckets) {
+    ZG_RETURN_IF_NOT(bucket.coalesce != nullptr && bucket.reduce_scatter != nullptr &&
+                         bucket.all_gather != nullptr && bucket.param_views != nullptr,
+                     "bucket ", id,
+                     " lacks its CoalesceTensors, ReduceScatter, AllGather or "
+                     "parameter views: the graph was not made by sharding-stage1");
+    Node* latest = nullptr;
+    for (Value* gradient : bucket.coalesce->inputs()) {
+      Node* ready = make_ready_early(gradient);
+      if (ready != nullptr && (latest == nullptr || latest->IsBefore(*ready))) latest = ready;
+    }
+    if (latest != nullptr) {
+      graph.MoveAfter(bucket.coalesce, latest);
+    } else {
+      graph.MoveBefore(bucket.coalesce, graph.first_node());
+    }
+    graph.MoveAfter(bucket.reduce_scatter, bucket.coalesce);
+    bucket.reduce_scatter->SetStream(kCommStream);
+    for (Node* node : bucket.comm) node->SetStream(kCommStream);
+    bucket.param_views->SetStrings(
+        kAfterPreviousStepAttr, std::vector<std::string>{std::string(bucket.all_gather->name())});
+  }
+  for (Node* node : all_reduces) {
+    Node* ready = make_ready_early(node->input(0));
+    if (ready != nullptr) graph.MoveAfter(node, ready);
+    node->SetStream(kCommStream);
+  }
+  stats_ = StrCat("  buckets overlapped: ", buckets.size(), ", all-reduces: ", all_reduces.size(),
+                  "\n  nodes moved after their backward op: ", moved,
+                  "\n  gradients whose chain stays: ", declined, "\n", declines);
+  return true;
+}
+
+}  // namespace zerograph

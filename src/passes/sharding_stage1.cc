@@ -1,0 +1,617 @@
+#include "zerograph/passes/sharding_stage1.h"
+
+#include <algorithm>
+#include <cstring>
+#include <optional>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include <onnx/onnx_pb.h>
+
+#include "zerograph/ir/graph.h"
+#include "zerograph/ir/training_spec.h"
+#include "zerograph/passes/bucket_assignment.h"
+#include "zerograph/passes/gradient_chain.h"
+#include "zerograph/passes/optimizer_signature.h"
+
+namespace zerograph {
+namespace {
+
+constexpr int64_t kMiB = int64_t{1} << 20;
+
+// One parameter's update, as found in an optimizer node.
+struct Candidate {
+  OptimizerSlot slot;
+  Node* optimizer;
+  OptimizerSignature signature;
+  // Where the gradient becomes ready in backward (null: before the step starts).
+  Node* ready;
+  // Everything that must match for two parameters to share a bucket.
+  std::string key;
+  // Why the parameter stays whole; empty when it can be sharded.
+  std::string whole_reason;
+};
+
+std::string DtypeOf(const Value* value) {
+  std::optional<TensorType> type = value->type();
+  return std::string(DataTypeName(type ? type->dtype : DataType::kUndefined));
+}
+
+// Optimizer attributes, scalar inputs and dtypes: equal keys may be fused into one update.
+std::string CombineKey(const Candidate& c) {
+  std::string key = StrCat(c.signature.domain, ".", c.signature.op_type, "|", DtypeOf(c.slot.param),
+                           "|", DtypeOf(c.slot.grad));
+  for (const Value* state : c.slot.states) key += StrCat("|", DtypeOf(state));
+  for (int i = 0; i < c.signature.num_scalars; ++i) {
+    const Value* scalar = c.optimizer->input(static_cast<size_t>(i));
+    key += StrCat("|", scalar == nullptr ? std::string_view() : scalar->name());
+  }
+  for (std::string_view name : c.optimizer->AttributeNames()) {
+    if (name.starts_with("__")) continue;
+    key += StrCat("|", c.optimizer->FindAttribute(name)->SerializeAsString());
+  }
+  return key;
+}
+
+// Why `c`'s parameter cannot be sharded, or "" when it can.
+std::string WholeReason(const Candidate& c) {
+  const Value* param = c.slot.param;
+  if (param->initializer() == nullptr) return "the parameter is not an initializer";
+  const DataType dtype = param->initializer()->dtype();
+  if (PaddingGranularity(dtype, 1) == 0) {
+    return StrCat("element type ", DataTypeName(dtype),
+                  " cannot be sharded (fp32, fp16, bf16 can)");
+  }
+  const int64_t numel = param->initializer()->numel();
+  for (const Value* state : c.slot.states) {
+    if (state == nullptr || state->initializer() == nullptr) {
+      return "an optimizer state is not an initializer";
+    }
+    if (state->initializer()->numel() != numel) {
+      return StrCat("optimizer state '", state->name(), "' does not match the parameter's size");
+    }
+    if (PaddingGranularity(state->initializer()->dtype(), 1) == 0) {
+      return StrCat("optimizer state '", state->name(),
+                    "' has an element type that cannot be sharded");
+    }
+  }
+  if (std::optional<TensorType> grad_type = c.slot.grad->type()) {
+    if (std::optional<int64_t> grad_numel = grad_type->numel();
+        grad_numel && *grad_numel != numel) {
+      return StrCat("gradient '", c.slot.grad->name(), "' does not match the parameter's size");
+    }
+  }
+  for (const Value* new_state : c.slot.new_states) {
+    if (!new_state->users().empty()) {
+      return StrCat("updated state '", new_state->name(), "' is read by other nodes");
+    }
+  }
+  if (!c.slot.new_param->users().empty()) {
+    // Readers of the new parameter get a view of the gathered buffer; that is fine.
+  }
+  return {};
+}
+
+TensorType Flat(DataType dtype, int64_t numel) {
+  return TensorType{dtype, std::vector<int64_t>{numel}};
+}
+
+// Concatenates the tensors' bytes at their element offsets in a zeroed buffer of `total` elements:
+// the padding is zero (the seed leaves it uninitialised).
+StatusOr<std::vector<std::byte>> FuseBytes(const std::vector<const Value*>& tensors,
+                                           const std::vector<int64_t>& offsets, int64_t total,
+                                           size_t element_size) {
+  std::vector<std::byte> fused(static_cast<size_t>(total) * element_size, std::byte{0});
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    ZG_ASSIGN_OR_RETURN(std::span<const std::byte> bytes, tensors[i]->initializer()->Bytes());
+    std::memcpy(fused.data() + static_cast<size_t>(offsets[i]) * element_size, bytes.data(),
+                bytes.size());
+  }
+  return fused;
+}
+
+Node* Latest(Node* a, Node* b) {
+  if (a == nullptr) return b;
+  if (b == nullptr) return a;
+  return a->IsBefore(*b) ? b : a;
+}
+
+class ShardingRewriter {
+ public:
+  ShardingRewriter(Graph& graph, const ShardingStage1Pass::Options& options, LayoutManifest& layout)
+      : graph_(graph), options_(options), layout_(layout) {}
+
+  StatusOr<bool> Run(std::string& stats) {
+    ZG_RETURN_IF_NOT(options_.nranks >= 1, "--nranks must be at least 1, got ", options_.nranks);
+    ZG_RETURN_IF_NOT(options_.comm_buffer_mb >= 1, "--comm-buffer-mb must be at least 1, got ",
+                     options_.comm_buffer_mb);
+    ZG_ASSIGN_OR_RETURN(std::optional<TrainingSpec> spec, ReadTrainingSpec(graph_));
+    ZG_RETURN_IF_NOT(spec.has_value(),
+                     "the graph has no zerograph.loss metadata, so it is not a training graph "
+                     "(see docs/formats.md)");
+    spec_ = std::move(*spec);
+    ZG_RETURN_IF_NOT(!spec_.nranks.has_value() && !spec_.layout.has_value(),
+                     "the graph is already rewritten (zerograph.nranks = ",
+                     spec_.nranks.value_or(0), "); rewrite the original training graph instead");
+    for (const Node* node : graph_.nodes()) {
+      ZG_RETURN_IF_NOT(!(node->domain() == kZerographDomain &&
+                         (node->op_type() == "ReduceScatter" || node->op_type() == "AllGather" ||
+                          node->op_type() == "CoalesceTensors")),
+                       "the graph is already rewritten: node '", node->name(), "' is a ",
+                       node->op_type());
+    }
+    ZG_RETURN_IF_ERROR(CollectCandidates());
+    layout_ = LayoutManifest();
+    layout_.nranks = options_.nranks;
+    std::vector<std::vector<size_t>> buckets = FormBuckets();
+    for (const std::vector<size_t>& bucket : buckets) {
+      for (size_t member : bucket) {
+        Node* optimizer = candidates_[member].optimizer;
+        if (first_sharded_update_ == nullptr || optimizer->IsBefore(*first_sharded_update_)) {
+          first_sharded_update_ = optimizer;
+        }
+      }
+    }
+    for (size_t k = 0; k < buckets.size(); ++k) {
+      ZG_RETURN_IF_ERROR(RewriteBucket(static_cast<int64_t>(k), buckets[k]));
+    }
+    AllReduceWholeGradients();
+    ZG_RETURN_IF_ERROR(RetireOptimizers());
+    UpdateMetadata();
+    stats = Stats();
+    return true;
+  }
+
+ private:
+  Status CollectCandidates() {
+    std::unordered_map<const Value*, const Node*> optimizer_of_grad;
+    std::unordered_map<const Value*, const Node*> optimizer_of_param;
+    for (Node* node : graph_.nodes()) {
+      std::optional<OptimizerSignature> signature = FindOptimizerSignature(*node);
+      if (!signature) {
+        if (node->role() == OpRole::kOptimize && UpdatesState(*node))
+          unknown_updates_.push_back(node);
+        continue;
+      }
+      ZG_ASSIGN_OR_RETURN(std::vector<OptimizerSlot> slots, OptimizerSlots(*node, *signature));
+      for (OptimizerSlot& slot : slots) {
+        auto [grad_it, new_grad] = optimizer_of_grad.emplace(slot.grad, node);
+        ZG_RETURN_IF_NOT(new_grad, "gradient '", slot.grad->name(),
+                         "' feeds two optimizer updates ('", grad_it->second->name(), "' and '",
+                         node->name(), "'); each gradient must update exactly one parameter");
+        auto [param_it, new_param] = optimizer_of_param.emplace(slot.param, node);
+        ZG_RETURN_IF_NOT(new_param, "parameter '", slot.param->name(),
+                         "' is updated by two optimizer nodes ('", param_it->second->name(),
+                         "' and '", node->name(), "')");
+        Candidate candidate{std::move(slot), node, *signature, nullptr, {}, {}};
+        GradientChain chain = FindGradientChain(*candidate.slot.grad);
+        candidate.ready =
+            chain.backward_op != nullptr ? chain.backward_op : candidate.slot.grad->producer();
+        candidate.whole_reason = WholeReason(candidate);
+        candidate.key = CombineKey(candidate);
+        candidates_.push_back(std::move(candidate));
+      }
+    }
+    return Status::Ok();
+  }
+
+  // True when one of the node's outputs replaces state after the step.
+  bool UpdatesState(const Node& node) const {
+    for (const Value* output : node.outputs()) {
+      if (output == nullptr) continue;
+      for (const auto& [new_value, old_value] : spec_.state_binding) {
+        if (new_value == output->name()) return true;
+      }
+    }
+    return false;
+  }
+
+  // Bucket membership in the chosen order; each bucket's members in parameter order.
+  std::vector<std::vector<size_t>> FormBuckets() {
+    std::vector<size_t> order;
+    for (size_t i = 0; i < candidates_.size(); ++i) {
+      if (candidates_[i].whole_reason.empty()) order.push_back(i);
+    }
+    if (options_.bucket_order == BucketOrder::kGradientReady) {
+      std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+        const Node* ra = candidates_[a].ready;
+        const Node* rb = candidates_[b].ready;
+        if (ra == nullptr || rb == nullptr) return ra == nullptr && rb != nullptr;
+        return ra->IsBefore(*rb);
+      });
+    }
+    std::unordered_map<std::string, int64_t> key_ids;
+    std::vector<BucketItem> items;
+    for (size_t index : order) {
+      const Candidate& c = candidates_[index];
+      auto [it, inserted] = key_ids.emplace(c.key, static_cast<int64_t>(key_ids.size()));
+      items.push_back({it->second, c.slot.param->initializer()->byte_size()});
+    }
+    std::vector<std::vector<size_t>> buckets = AssignBuckets(items, options_.comm_buffer_mb * kMiB);
+    for (std::vector<size_t>& bucket : buckets) {
+      for (size_t& member : bucket) member = order[member];
+      std::sort(bucket.begin(), bucket.end());
+    }
+    return buckets;
+  }
+
+  Status RewriteBucket(int64_t k, const std::vector<size_t>& members) {
+    const Candidate& lead = candidates_[members.front()];
+    const DataType dtype = lead.slot.param->initializer()->dtype();
+    const int64_t n = options_.nranks;
+    const std::string prefix = StrCat("fused@bucket", k);
+    const std::string shard_prefix = StrCat("shard@bucket", k);
+
+    LayoutManifest::Bucket bucket;
+    bucket.id = k;
+    bucket.dtype = dtype;
+    bucket.optimizer = StrCat(lead.signature.domain, ".", lead.signature.op_type);
+    std::vector<int64_t> offsets, numels, shapes, ranks;
+    std::vector<const Value*> params, grads_const;
+    std::vector<Value*> grads;
+    for (size_t member : members) {
+      const Candidate& c = candidates_[member];
+      const Tensor& tensor = *c.slot.param->initializer();
+      LayoutManifest::Param param;
+      param.name = std::string(c.slot.param->name());
+      param.shape.assign(tensor.dims().begin(), tensor.dims().end());
+      param.offset = bucket.total;
+      param.numel = tensor.numel();
+      param.padded = PaddedNumel(param.numel, dtype, n);
+      for (const Value* state : c.slot.states) param.states.emplace_back(state->name());
+      offsets.push_back(param.offset);
+      numels.push_back(param.numel);
+      shapes.insert(shapes.end(), param.shape.begin(), param.shape.end());
+      ranks.push_back(static_cast<int64_t>(param.shape.size()));
+      bucket.total += param.padded;
+      padding_bytes_ += (param.padded - param.numel) * static_cast<int64_t>(ElementSize(dtype));
+      params.push_back(c.slot.param);
+      grads.push_back(c.slot.grad);
+      bucket.params.push_back(std::move(param));
+    }
+    bucket.shard_size = bucket.total / n;
+
+    // Fused parameter and state buffers replace the per-parameter initializers.
+    ZG_ASSIGN_OR_RETURN(std::vector<std::byte> fused_bytes,
+                        FuseBytes(params, offsets, bucket.total, ElementSize(dtype)));
+    Value* fused =
+        graph_.AddInitializer(prefix, dtype, std::vector<int64_t>{bucket.total}, fused_bytes);
+    bucket.param_buffer = std::string(fused->name());
+    std::vector<Value*> fused_states;
+    for (int s = 0; s < lead.signature.num_states; ++s) {
+      std::vector<const Value*> states;
+      for (size_t member : members)
+        states.push_back(candidates_[member].slot.states[static_cast<size_t>(s)]);
+      const DataType state_dtype = states.front()->initializer()->dtype();
+      ZG_ASSIGN_OR_RETURN(std::vector<std::byte> bytes,
+                          FuseBytes(states, offsets, bucket.total, ElementSize(state_dtype)));
+      Value* state = graph_.AddInitializer(StrCat(prefix, ".state", s), state_dtype,
+                                           std::vector<int64_t>{bucket.total}, bytes);
+      fused_states.push_back(state);
+      bucket.state_buffers.emplace_back(state->name());
+      bucket.state_dtypes.push_back(state_dtype);
+    }
+
+    // Forward reads the parameters as views of the fused buffer.
+    std::vector<std::string> view_names;
+    for (size_t i = 0; i < members.size(); ++i) view_names.push_back(StrCat(prefix, ".view", i));
+    Node* param_views =
+        graph_.AddNode("TensorViews", kZerographDomain, std::vector<Value*>{fused}, view_names,
+                       StrCat("zg.bucket", k, ".param_views"), graph_.first_node());
+    SetViewAttributes(*param_views, offsets, shapes, ranks);
+    Annotate(*param_views, OpRole::kForward, k);
+    for (size_t i = 0; i < members.size(); ++i) {
+      Value* param = candidates_[members[i]].slot.param;
+      Value* view = param_views->output(i);
+      graph_.SetValueType(view, *param->type());
+      const std::string name(param->name());
+      graph_.ReplaceAllUsesWith(param, view);
+      ZG_RETURN_IF_ERROR(graph_.EraseInitializer(param));
+      ZG_RET_CHECK(graph_.RenameValue(view, name));
+    }
+
+    // Gradients are fused and reduce-scattered once backward has produced them all.
+    Node* latest_grad = nullptr;
+    Node* first_update = nullptr;
+    for (size_t member : members) {
+      latest_grad = Latest(latest_grad, candidates_[member].slot.grad->producer());
+      Node* optimizer = candidates_[member].optimizer;
+      if (first_update == nullptr || optimizer->IsBefore(*first_update)) first_update = optimizer;
+    }
+    Node* comm_before = first_sharded_update_;
+    if (latest_grad != nullptr && !latest_grad->IsBefore(*comm_before))
+      comm_before = latest_grad->next();
+    Node* coalesce = graph_.AddNode("CoalesceTensors", kZerographDomain, grads,
+                                    std::vector<std::string>{StrCat(prefix, ".grad")},
+                                    StrCat("zg.bucket", k, ".coalesce"), comm_before);
+    coalesce->SetInts("offsets", offsets);
+    coalesce->SetInts("numels", numels);
+    coalesce->SetInt("total", bucket.total);
+    Annotate(*coalesce, OpRole::kOptimize, k);
+    const DataType grad_dtype = grads.front()->type() ? grads.front()->type()->dtype : dtype;
+    graph_.SetValueType(coalesce->output(0), Flat(grad_dtype, bucket.total));
+    Node* reduce_scatter =
+        graph_.AddNode("ReduceScatter", kZerographDomain, std::vector<Value*>{coalesce->output(0)},
+                       std::vector<std::string>{StrCat(shard_prefix, ".grad")},
+                       StrCat("zg.bucket", k, ".reduce_scatter"), coalesce->next());
+    SetCollectiveAttributes(*reduce_scatter);
+    reduce_scatter->SetString("reduce_op", "avg");
+    Annotate(*reduce_scatter, OpRole::kOptimize, k);
+    graph_.SetValueType(reduce_scatter->output(0), Flat(grad_dtype, bucket.shard_size));
+
+    // This rank's shards feed one fused update in place of the parameters' updates.
+    Node* param_shard = AddLocalShard(fused, shard_prefix, k, first_update, bucket.shard_size);
+    std::vector<Value*> update_inputs;
+    for (int i = 0; i < lead.signature.num_scalars; ++i)
+      update_inputs.push_back(lead.optimizer->input(static_cast<size_t>(i)));
+    update_inputs.push_back(param_shard->output(0));
+    update_inputs.push_back(reduce_scatter->output(0));
+    std::vector<std::string> update_outputs = {StrCat(shard_prefix, ".new")};
+    for (int s = 0; s < lead.signature.num_states; ++s) {
+      Node* state_shard =
+          AddLocalShard(fused_states[static_cast<size_t>(s)], StrCat(shard_prefix, ".state", s), k,
+                        first_update, bucket.shard_size);
+      update_inputs.push_back(state_shard->output(0));
+      update_outputs.push_back(StrCat(shard_prefix, ".state", s, ".new"));
+    }
+    Node* update = graph_.AddNode(lead.signature.op_type, lead.signature.domain, update_inputs,
+                                  update_outputs, StrCat("zg.bucket", k, ".update"), first_update);
+    update->CopyAttributesFrom(*lead.optimizer);
+    Annotate(*update, OpRole::kOptimize, k);
+    graph_.SetValueType(update->output(0), Flat(dtype, bucket.shard_size));
+    for (int s = 0; s < lead.signature.num_states; ++s) {
+      Value* new_state = update->output(1 + static_cast<size_t>(s));
+      graph_.SetValueType(new_state,
+                          Flat(bucket.state_dtypes[static_cast<size_t>(s)], bucket.shard_size));
+      graph_.AddOutput(new_state);
+      binding_.emplace_back(new_state->name(), fused_states[static_cast<size_t>(s)]->name());
+    }
+
+    // The gather waits for the update (Nop), then refreshes every parameter of the bucket.
+    Node* nop = graph_.AddNode("Nop", kZerographDomain, std::vector<Value*>{update->output(0)},
+                               std::vector<std::string>{StrCat(shard_prefix, ".ready")},
+                               StrCat("zg.bucket", k, ".nop"), first_update);
+    Annotate(*nop, OpRole::kOptimize, k);
+    graph_.SetValueType(nop->output(0), Flat(dtype, bucket.shard_size));
+    Node* all_gather =
+        graph_.AddNode("AllGather", kZerographDomain, std::vector<Value*>{nop->output(0)},
+                       std::vector<std::string>{StrCat(prefix, ".new")},
+                       StrCat("zg.bucket", k, ".all_gather"), first_update);
+    SetCollectiveAttributes(*all_gather);
+    Annotate(*all_gather, OpRole::kOptimize, k);
+    graph_.SetValueType(all_gather->output(0), Flat(dtype, bucket.total));
+    graph_.AddOutput(all_gather->output(0));
+    binding_.emplace_back(all_gather->output(0)->name(), fused->name());
+
+    std::vector<std::string> new_view_names;
+    for (size_t i = 0; i < members.size(); ++i)
+      new_view_names.push_back(StrCat(prefix, ".new.view", i));
+    Node* new_views =
+        graph_.AddNode("TensorViews", kZerographDomain, std::vector<Value*>{all_gather->output(0)},
+                       new_view_names, StrCat("zg.bucket", k, ".new_params"), first_update);
+    SetViewAttributes(*new_views, offsets, shapes, ranks);
+    Annotate(*new_views, OpRole::kOptimize, k);
+    for (size_t i = 0; i < members.size(); ++i) {
+      Candidate& c = candidates_[members[i]];
+      Value* view = new_views->output(i);
+      if (std::optional<TensorType> type = c.slot.new_param->type())
+        graph_.SetValueType(view, *type);
+      else
+        graph_.SetValueType(view, *param_views->output(i)->type());
+      renames_.emplace_back(view, std::string(c.slot.new_param->name()));
+      graph_.ReplaceAllUsesWith(c.slot.new_param, view);
+      sharded_.insert(members[i]);
+    }
+    layout_.buckets.push_back(std::move(bucket));
+    return Status::Ok();
+  }
+
+  Node* AddLocalShard(Value* fused, const std::string& name, int64_t k, Node* before,
+                      int64_t shard_size) {
+    Node* node = graph_.AddNode("LocalShard", kZerographDomain, std::vector<Value*>{fused},
+                                std::vector<std::string>{name},
+                                StrCat("zg.", name.substr(name.find('@') + 1), ".local"), before);
+    node->SetInt("nranks", options_.nranks);
+    Annotate(*node, OpRole::kOptimize, k);
+    graph_.SetValueType(node->output(0), Flat(fused->type()->dtype, shard_size));
+    return node;
+  }
+
+  void SetCollectiveAttributes(Node& node) {
+    node.SetInt("nranks", options_.nranks);
+    node.SetString("group", "dp");
+  }
+
+  static void SetViewAttributes(Node& node, const std::vector<int64_t>& offsets,
+                                const std::vector<int64_t>& shapes,
+                                const std::vector<int64_t>& ranks) {
+    node.SetInts("offsets", offsets);
+    node.SetInts("shapes", shapes);
+    node.SetInts("ranks", ranks);
+  }
+
+  static void Annotate(Node& node, OpRole role, int64_t bucket) {
+    node.SetRole(role);
+    node.SetBucket(bucket);
+  }
+
+  // Removes sharded parameters from their original optimizer nodes: a node left with no parameter
+  // is erased, one with some left is rebuilt over those.
+  Status RetireOptimizers() {
+    std::vector<Node*> optimizers;
+    std::unordered_map<const Node*, std::vector<size_t>> slots_of;
+    for (size_t i = 0; i < candidates_.size(); ++i) {
+      Node* node = candidates_[i].optimizer;
+      if (slots_of.find(node) == slots_of.end()) optimizers.push_back(node);
+      slots_of[node].push_back(i);
+    }
+    std::unordered_set<const Value*> retired_states;
+    for (size_t i : sharded_) {
+      for (const Value* state : candidates_[i].slot.new_states) retired_states.insert(state);
+    }
+    graph_.EraseOutputsIf([&](const Value* v) { return retired_states.count(v) > 0; });
+    for (Node* node : optimizers) {
+      std::vector<size_t> kept;
+      for (size_t i : slots_of[node]) {
+        if (sharded_.count(i) == 0) kept.push_back(i);
+      }
+      if (kept.size() == slots_of[node].size()) continue;
+      std::vector<std::pair<Value*, std::string>> kept_outputs;
+      if (!kept.empty()) ZG_RETURN_IF_ERROR(RebuildOptimizer(*node, kept, kept_outputs));
+      std::vector<Value*> states;
+      for (size_t i : slots_of[node]) {
+        if (sharded_.count(i) == 0) continue;
+        for (Value* state : candidates_[i].slot.states) states.push_back(state);
+      }
+      ZG_RETURN_IF_ERROR(graph_.EraseNode(node));
+      for (Value* state : states) ZG_RETURN_IF_ERROR(graph_.EraseInitializer(state));
+      for (auto& [value, name] : kept_outputs) ZG_RET_CHECK(graph_.RenameValue(value, name));
+    }
+    for (auto& [value, name] : renames_) ZG_RET_CHECK(graph_.RenameValue(value, name));
+    return Status::Ok();
+  }
+
+  Status RebuildOptimizer(Node& node, const std::vector<size_t>& kept,
+                          std::vector<std::pair<Value*, std::string>>& kept_outputs) {
+    const OptimizerSignature& signature = candidates_[kept.front()].signature;
+    std::vector<Value*> inputs;
+    for (int i = 0; i < signature.num_scalars; ++i) {
+      inputs.push_back(node.input(static_cast<size_t>(i)));
+    }
+    for (size_t i : kept) inputs.push_back(candidates_[i].slot.param);
+    for (size_t i : kept) inputs.push_back(candidates_[i].slot.grad);
+    for (int s = 0; s < signature.num_states; ++s) {
+      for (size_t i : kept) inputs.push_back(candidates_[i].slot.states[static_cast<size_t>(s)]);
+    }
+    std::vector<Value*> old_outputs;
+    for (size_t i : kept) old_outputs.push_back(candidates_[i].slot.new_param);
+    for (int s = 0; s < signature.num_states; ++s) {
+      for (size_t i : kept) {
+        old_outputs.push_back(candidates_[i].slot.new_states[static_cast<size_t>(s)]);
+      }
+    }
+    std::vector<std::string> names;
+    for (const Value* output : old_outputs) names.push_back(StrCat(output->name(), ".kept"));
+    Node* rebuilt = graph_.AddNode(node.op_type(), node.domain(), inputs, names,
+                                   StrCat(node.name(), ".whole"), &node);
+    rebuilt->CopyAttributesFrom(node);
+    rebuilt->SetRole(OpRole::kOptimize);
+    for (size_t o = 0; o < old_outputs.size(); ++o) {
+      if (std::optional<TensorType> type = old_outputs[o]->type()) {
+        graph_.SetValueType(rebuilt->output(o), *type);
+      }
+      graph_.ReplaceAllUsesWith(old_outputs[o], rebuilt->output(o));
+      kept_outputs.emplace_back(rebuilt->output(o), std::string(old_outputs[o]->name()));
+    }
+    return Status::Ok();
+  }
+
+  // Inserts AllReduce(avg) after `gradient` and makes `reader` input `index` read the result.
+  Value* AllReduce(Value* gradient, Node& reader, size_t index) {
+    Node* producer = gradient->producer();
+    Node* before = producer != nullptr ? producer->next() : graph_.first_node();
+    Node* node = graph_.AddNode("AllReduce", kZerographDomain, std::vector<Value*>{gradient},
+                                std::vector<std::string>{StrCat(gradient->name(), "@avg")},
+                                StrCat("zg.all_reduce.", gradient->name()), before);
+    SetCollectiveAttributes(*node);
+    node->SetString("reduce_op", "avg");
+    node->SetRole(OpRole::kOptimize);
+    if (std::optional<TensorType> type = gradient->type()) {
+      graph_.SetValueType(node->output(0), *type);
+    }
+    graph_.SetInput(&reader, index, node->output(0));
+    return node->output(0);
+  }
+
+  // Parameters left whole keep their update; averaging their gradients keeps training exact.
+  void AllReduceWholeGradients() {
+    for (Candidate& c : candidates_) {
+      if (!c.whole_reason.empty()) {
+        size_t index = static_cast<size_t>(c.signature.num_scalars);
+        while (c.optimizer->input(index) != c.slot.grad) ++index;
+        c.slot.grad = AllReduce(c.slot.grad, *c.optimizer, index);
+        layout_.whole.push_back({std::string(c.slot.param->name()), c.whole_reason});
+      }
+    }
+    std::unordered_set<std::string_view> bound;
+    for (const auto& [new_value, old_value] : spec_.state_binding) bound.insert(old_value);
+    for (Node* node : unknown_updates_) {
+      for (size_t i = 0; i < node->num_inputs(); ++i) {
+        Value* input = node->input(i);
+        if (input == nullptr) continue;
+        if (input->initializer() != nullptr) {
+          if (bound.count(input->name()) > 0) {
+            layout_.whole.push_back({std::string(input->name()),
+                                     StrCat("optimizer ", node->op_type(), " is not supported")});
+          }
+          continue;
+        }
+        if (FindGradientChain(*input).backward_op != nullptr) AllReduce(input, *node, i);
+      }
+    }
+  }
+
+  void UpdateMetadata() {
+    std::unordered_set<std::string> dropped;
+    for (size_t i : sharded_) {
+      dropped.insert(std::string(candidates_[i].slot.new_param->name()));
+      for (const Value* state : candidates_[i].slot.new_states) dropped.emplace(state->name());
+    }
+    std::vector<std::pair<std::string, std::string>> binding;
+    for (auto& entry : spec_.state_binding) {
+      if (dropped.count(entry.first) == 0) binding.push_back(entry);
+    }
+    binding.insert(binding.end(), binding_.begin(), binding_.end());
+    spec_.state_binding = std::move(binding);
+    spec_.nranks = options_.nranks;
+    spec_.layout = layout_.ToJson();
+    WriteTrainingSpec(spec_, graph_);
+    graph_.SetOpsetVersion(kZerographDomain, 1);
+  }
+
+  std::string Stats() const {
+    std::string out = StrCat(
+        "  buckets: ", layout_.buckets.size(), " for ", options_.nranks, " ranks, filled in ",
+        options_.bucket_order == BucketOrder::kGradientReady ? "gradient-ready" : "parameter",
+        " order, limit ", options_.comm_buffer_mb, " MiB\n");
+    for (const LayoutManifest::Bucket& bucket : layout_.buckets) {
+      int64_t padding = 0;
+      for (const LayoutManifest::Param& param : bucket.params)
+        padding += param.padded - param.numel;
+      out += StrCat("  bucket ", bucket.id, ": ", DataTypeName(bucket.dtype), ", ",
+                    bucket.params.size(), " parameters, ", bucket.total, " elements, shard ",
+                    bucket.shard_size, ", padding ",
+                    padding * static_cast<int64_t>(ElementSize(bucket.dtype)), " bytes, ",
+                    bucket.optimizer, "\n");
+    }
+    out += StrCat("  padding: ", padding_bytes_, " bytes in all\n");
+    out += StrCat("  parameters left whole: ", layout_.whole.size(), "\n");
+    for (const LayoutManifest::WholeParam& param : layout_.whole) {
+      out += StrCat("    ", param.name, ": ", param.reason, "\n");
+    }
+    return out;
+  }
+
+  Graph& graph_;
+  const ShardingStage1Pass::Options& options_;
+  LayoutManifest& layout_;
+  TrainingSpec spec_;
+  std::vector<Candidate> candidates_;
+  std::vector<Node*> unknown_updates_;
+  // Communication goes before the first update that is sharded (seed: after backward).
+  Node* first_sharded_update_ = nullptr;
+  std::unordered_set<size_t> sharded_;
+  std::vector<std::pair<Value*, std::string>> renames_;
+  std::vector<std::pair<std::string, std::string>> binding_;
+  int64_t padding_bytes_ = 0;
+};
+
+}  // namespace
+
+StatusOr<bool> ShardingStage1Pass::RunImpl(Graph& graph) {
+  ShardingRewriter rewriter(graph, options_, layout_);
+  return rewriter.Run(stats_);
+}
+
+}  // namespace zerograph

@@ -1,0 +1,306 @@
+#include "zerograph/passes/sharding_stage1.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <map>
+
+#include "passes/toy_training_graph.h"
+#include "zerograph/ir/graph.h"
+#include "zerograph/ir/role_inference.h"
+#include "zerograph/ir/training_spec.h"
+#include "zerograph/ir/verify.h"
+#include "zerograph/models/mlp.h"
+#include "zerograph/passes/hazard_check.h"
+#include "zerograph/passes/pass_pipeline.h"
+
+namespace zerograph {
+namespace {
+
+std::unique_ptr<Graph> Demo() {
+  auto graph = BuildMlpTrainingGraph(MlpDemoConfig());
+  EXPECT_TRUE(graph.ok()) << graph.status().ToString();
+  return std::move(graph).value();
+}
+
+struct Rewrite {
+  Status status;
+  LayoutManifest layout;
+  std::string report;
+};
+
+Rewrite Shard(Graph& graph, int64_t nranks, BucketOrder order = BucketOrder::kParameter,
+              int64_t comm_buffer_mb = 256) {
+  PassPipeline pipeline(/*verify_each=*/true);
+  auto& pass = pipeline.AddPass<ShardingStage1Pass>(
+      ShardingStage1Pass::Options{nranks, comm_buffer_mb, order});
+  StatusOr<bool> changed = pipeline.Run(graph);
+  Rewrite result{changed.ok() ? Status::Ok() : changed.status(), pass.layout(), pipeline.Report()};
+  if (result.status.ok()) result.status = CheckHazards(graph);
+  return result;
+}
+
+std::map<std::string, int> CountOps(const Graph& graph) {
+  std::map<std::string, int> counts;
+  for (const Node* node : graph.nodes()) ++counts[std::string(node->op_type())];
+  return counts;
+}
+
+// The element ranges of each parameter a rank owns: [r·S, (r+1)·S) intersected with the params.
+std::map<std::string, std::pair<int64_t, int64_t>> Owned(const LayoutManifest::Bucket& bucket,
+                                                         int64_t rank) {
+  std::map<std::string, std::pair<int64_t, int64_t>> owned;
+  const int64_t begin = rank * bucket.shard_size;
+  const int64_t end = begin + bucket.shard_size;
+  for (const LayoutManifest::Param& param : bucket.params) {
+    const int64_t lo = std::max(begin, param.offset);
+    const int64_t hi = std::min(end, param.offset + param.numel);
+    if (lo < hi) owned[param.name] = {lo - param.offset, hi - param.offset};
+  }
+  return owned;
+}
+
+// The seed's worked example (seed-spec §2.5): w0 [16,16] and w1 [16,8], fp32, 2 ranks: one bucket
+// of 384 elements, S = 192; rank 0 holds w0[0:192), rank 1 w0[192:256) and all of w1.
+TEST(ShardingStage1Test, SeedWorkedExample) {
+  auto graph = Demo();
+  Rewrite rewrite = Shard(*graph, 2);
+  ASSERT_TRUE(rewrite.status.ok()) << rewrite.status.ToString();
+  ASSERT_EQ(rewrite.layout.buckets.size(), 1u);
+  const LayoutManifest::Bucket& bucket = rewrite.layout.buckets[0];
+  EXPECT_EQ(bucket.total, 384);
+  EXPECT_EQ(bucket.shard_size, 192);
+  ASSERT_EQ(bucket.params.size(), 2u);
+  EXPECT_EQ(bucket.params[0].name, "w0");
+  EXPECT_EQ(bucket.params[0].offset, 0);
+  EXPECT_EQ(bucket.params[1].name, "w1");
+  EXPECT_EQ(bucket.params[1].offset, 256);
+  using Range = std::pair<int64_t, int64_t>;
+  EXPECT_EQ(Owned(bucket, 0), (std::map<std::string, Range>{{"w0", {0, 192}}}));
+  EXPECT_EQ(Owned(bucket, 1), (std::map<std::string, Range>{{"w0", {192, 256}}, {"w1", {0, 128}}}));
+  EXPECT_EQ(bucket.params[0].states, (std::vector<std::string>{"w0.m1", "w0.m2"}));
+  EXPECT_TRUE(rewrite.layout.whole.empty());
+}
+
+// The rewritten graph has one fused update per bucket between the collectives, and the parameters
+// are views of a fused initializer holding their bytes.
+TEST(ShardingStage1Test, RewritesIntoFusedBucket) {
+  auto graph = Demo();
+  std::vector<std::byte> w1_bytes;
+  {
+    auto bytes = graph->FindValue("w1")->initializer()->Bytes();
+    ASSERT_TRUE(bytes.ok());
+    w1_bytes.assign(bytes->begin(), bytes->end());
+  }
+  ASSERT_TRUE(Shard(*graph, 2).status.ok());
+  std::map<std::string, int> ops = CountOps(*graph);
+  EXPECT_EQ(ops["CoalesceTensors"], 1);
+  EXPECT_EQ(ops["ReduceScatter"], 1);
+  EXPECT_EQ(ops["AllGather"], 1);
+  EXPECT_EQ(ops["Nop"], 1);
+  EXPECT_EQ(ops["TensorViews"], 2);
+  EXPECT_EQ(ops["LocalShard"], 3);
+  EXPECT_EQ(ops["AdamW"], 1);
+
+  Value* fused = graph->FindValue("fused@bucket0");
+  ASSERT_NE(fused, nullptr);
+  ASSERT_NE(fused->initializer(), nullptr);
+  auto fused_bytes = fused->initializer()->Bytes();
+  ASSERT_TRUE(fused_bytes.ok());
+  ASSERT_EQ(fused_bytes->size(), 384u * 4);
+  EXPECT_EQ(std::memcmp(fused_bytes->data() + 256 * 4, w1_bytes.data(), w1_bytes.size()), 0);
+
+  Value* w0 = graph->FindValue("w0");
+  ASSERT_NE(w0, nullptr);
+  EXPECT_EQ(w0->initializer(), nullptr);
+  EXPECT_EQ(w0->producer()->op_type(), "TensorViews");
+  EXPECT_EQ(graph->FindValue("w0.m1"), nullptr);
+  ASSERT_NE(graph->FindValue("w0.new"), nullptr);
+  EXPECT_TRUE(graph->FindValue("w0.new")->is_graph_output());
+
+  auto spec = ReadTrainingSpec(*graph);
+  ASSERT_TRUE(spec.ok()) << spec.status().ToString();
+  EXPECT_EQ((*spec)->nranks, 2);
+  std::map<std::string, std::string> binding((*spec)->state_binding.begin(),
+                                             (*spec)->state_binding.end());
+  EXPECT_EQ(binding["fused@bucket0.new"], "fused@bucket0");
+  EXPECT_EQ(binding["shard@bucket0.state0.new"], "fused@bucket0.state0");
+  EXPECT_EQ(binding.count("w0.new"), 0u);
+  auto layout = LayoutManifest::FromJson(*(*spec)->layout);
+  ASSERT_TRUE(layout.ok()) << layout.status().ToString();
+}
+
+// With 3 ranks the parameters are padded (fp32 granularity 48) and the padding is zero.
+TEST(ShardingStage1Test, PaddingIsZero) {
+  auto graph = Demo();
+  Rewrite rewrite = Shard(*graph, 3);
+  ASSERT_TRUE(rewrite.status.ok()) << rewrite.status.ToString();
+  const LayoutManifest::Bucket& bucket = rewrite.layout.buckets[0];
+  EXPECT_EQ(bucket.params[0].padded, 288);
+  EXPECT_EQ(bucket.params[1].offset, 288);
+  EXPECT_EQ(bucket.params[1].padded, 144);
+  EXPECT_EQ(bucket.total, 432);
+  EXPECT_EQ(bucket.shard_size, 144);
+  auto bytes = graph->FindValue("fused@bucket0")->initializer()->Bytes();
+  ASSERT_TRUE(bytes.ok());
+  for (int64_t i = 256; i < 288; ++i) {
+    float value;
+    std::memcpy(&value, bytes->data() + i * 4, 4);
+    ASSERT_EQ(value, 0.0f) << "element " << i;
+  }
+  EXPECT_NE(rewrite.report.find("padding: 192 bytes"), std::string::npos) << rewrite.report;
+}
+
+// fp16 pads to 64·N elements: a 100-element fp16 parameter takes 128 on 2 ranks.
+TEST(ShardingStage1Test, Fp16Granularity) {
+  auto graph = BuildToyTrainingGraph({{{"h", DataType::kFloat16, 100}}});
+  Rewrite rewrite = Shard(*graph, 2);
+  ASSERT_TRUE(rewrite.status.ok()) << rewrite.status.ToString();
+  ASSERT_EQ(rewrite.layout.buckets.size(), 1u);
+  EXPECT_EQ(rewrite.layout.buckets[0].dtype, DataType::kFloat16);
+  EXPECT_EQ(rewrite.layout.buckets[0].params[0].padded, 128);
+  EXPECT_EQ(rewrite.layout.buckets[0].shard_size, 64);
+}
+
+// Parameters of different dtypes never share a bucket.
+TEST(ShardingStage1Test, DtypesSeparate) {
+  auto graph = BuildToyTrainingGraph({{{"a", DataType::kFloat32, 64},
+                                       {"b", DataType::kFloat16, 64},
+                                       {"c", DataType::kFloat32, 64}}});
+  Rewrite rewrite = Shard(*graph, 2);
+  ASSERT_TRUE(rewrite.status.ok()) << rewrite.status.ToString();
+  ASSERT_EQ(rewrite.layout.buckets.size(), 2u);
+  EXPECT_EQ(rewrite.layout.buckets[0].params.size(), 2u);  // a and c
+  EXPECT_EQ(rewrite.layout.buckets[0].dtype, DataType::kFloat32);
+  EXPECT_EQ(rewrite.layout.buckets[1].params[0].name, "b");
+}
+
+// Boundary pair at the bucket limit (1 MiB): two fp32 parameters of 512 KiB fill a bucket
+// exactly, so the third starts a new one ...
+TEST(ShardingStage1Test, SplitAtLimit) {
+  const int64_t half_mib = 131072;
+  auto graph = BuildToyTrainingGraph({{{"p0", DataType::kFloat32, half_mib},
+                                       {"p1", DataType::kFloat32, half_mib},
+                                       {"p2", DataType::kFloat32, 16}}});
+  Rewrite rewrite = Shard(*graph, 2, BucketOrder::kParameter, /*comm_buffer_mb=*/1);
+  ASSERT_TRUE(rewrite.status.ok()) << rewrite.status.ToString();
+  ASSERT_EQ(rewrite.layout.buckets.size(), 2u);
+  EXPECT_EQ(rewrite.layout.buckets[0].params.size(), 2u);
+  EXPECT_EQ(rewrite.layout.buckets[1].params[0].name, "p2");
+}
+
+// ... while one element less keeps the bucket open and the third parameter, crossing the
+// limit, stays in it (the seed's rule).
+TEST(ShardingStage1Test, CrossingParameterStays) {
+  const int64_t half_mib = 131072;
+  auto graph = BuildToyTrainingGraph({{{"p0", DataType::kFloat32, half_mib - 1},
+                                       {"p1", DataType::kFloat32, half_mib},
+                                       {"p2", DataType::kFloat32, 16}}});
+  Rewrite rewrite = Shard(*graph, 2, BucketOrder::kParameter, /*comm_buffer_mb=*/1);
+  ASSERT_TRUE(rewrite.status.ok()) << rewrite.status.ToString();
+  ASSERT_EQ(rewrite.layout.buckets.size(), 1u);
+  EXPECT_EQ(rewrite.layout.buckets[0].params.size(), 3u);
+}
+
+// Gradient-ready order fills the first bucket with the gradients backward produces first (the
+// last parameters), so its reduce-scatter can start early; parameter order follows the seed.
+TEST(ShardingStage1Test, BucketOrderFollowsGradientReadiness) {
+  const int64_t half_mib = 131072;
+  ToyConfig config{{{"p0", DataType::kFloat32, 2 * half_mib},
+                    {"p1", DataType::kFloat32, 2 * half_mib},
+                    {"p2", DataType::kFloat32, 2 * half_mib}}};
+  auto ready = BuildToyTrainingGraph(config);
+  Rewrite by_ready = Shard(*ready, 2, BucketOrder::kGradientReady, 1);
+  ASSERT_TRUE(by_ready.status.ok()) << by_ready.status.ToString();
+  ASSERT_EQ(by_ready.layout.buckets.size(), 3u);
+  EXPECT_EQ(by_ready.layout.buckets[0].params[0].name, "p2");
+  EXPECT_EQ(by_ready.layout.buckets[2].params[0].name, "p0");
+  auto seed = BuildToyTrainingGraph(config);
+  Rewrite by_param = Shard(*seed, 2, BucketOrder::kParameter, 1);
+  ASSERT_TRUE(by_param.status.ok());
+  EXPECT_EQ(by_param.layout.buckets[0].params[0].name, "p0");
+}
+
+// Roles inferred for a graph without `__op_role` give the same rewrite as explicit roles.
+TEST(ShardingStage1Test, SameRewriteWithInferredRoles) {
+  ToyConfig config{{{"p0", DataType::kFloat32, 64, 2}, {"p1", DataType::kFloat32, 96, 1}}};
+  auto explicit_roles = BuildToyTrainingGraph(config);
+  config.roles = false;
+  auto inferred = BuildToyTrainingGraph(config);
+  auto spec = ReadTrainingSpec(*inferred);
+  ASSERT_TRUE(spec.ok() && spec->has_value());
+  ASSERT_TRUE(InferMissingRoles(*inferred, **spec).ok());
+  Rewrite a = Shard(*explicit_roles, 2, BucketOrder::kGradientReady);
+  Rewrite b = Shard(*inferred, 2, BucketOrder::kGradientReady);
+  ASSERT_TRUE(a.status.ok()) << a.status.ToString();
+  ASSERT_TRUE(b.status.ok()) << b.status.ToString();
+  EXPECT_EQ(a.layout, b.layout);
+  std::vector<std::string> schedule_a, schedule_b;
+  for (const Node* node : explicit_roles->nodes()) schedule_a.emplace_back(node->op_type());
+  for (const Node* node : inferred->nodes()) schedule_b.emplace_back(node->op_type());
+  EXPECT_EQ(schedule_a, schedule_b);
+}
+
+// A parameter that cannot be sharded (fp64) keeps its own update with an averaged gradient.
+TEST(ShardingStage1Test, UnshardableParameterStaysWhole) {
+  auto graph = BuildToyTrainingGraph(
+      {{{"a", DataType::kFloat32, 64}, {"d", DataType::kFloat64, 8}}, /*adamw=*/false});
+  Rewrite rewrite = Shard(*graph, 2);
+  ASSERT_TRUE(rewrite.status.ok()) << rewrite.status.ToString();
+  ASSERT_EQ(rewrite.layout.whole.size(), 1u);
+  EXPECT_EQ(rewrite.layout.whole[0].name, "d");
+  EXPECT_NE(rewrite.layout.whole[0].reason.find("double"), std::string::npos);
+  std::map<std::string, int> ops = CountOps(*graph);
+  EXPECT_EQ(ops["AllReduce"], 1);
+  EXPECT_EQ(ops["SGD"], 2);  // the fused one and the one left for d
+  Value* d_new = graph->FindValue("d.new");
+  ASSERT_NE(d_new, nullptr);
+  const Node* update = d_new->producer();
+  EXPECT_EQ(update->num_inputs(), 3u);
+  EXPECT_EQ(update->input(2)->producer()->op_type(), "AllReduce");
+  EXPECT_NE(rewrite.report.find("d: element type double"), std::string::npos) << rewrite.report;
+}
+
+// Zero ranks is refused.
+TEST(ShardingStage1Test, RejectsZeroRanks) {
+  auto graph = Demo();
+  Rewrite rewrite = Shard(*graph, 0);
+  EXPECT_EQ(rewrite.status.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(rewrite.status.message().find("--nranks must be at least 1"), std::string_view::npos);
+}
+
+// A graph without zerograph.loss is no training graph.
+TEST(ShardingStage1Test, RejectsGraphWithoutLoss) {
+  Graph graph;
+  Value* x = graph.AddInput("x", TensorType{DataType::kFloat32, std::vector<int64_t>{4}});
+  graph.AddOutput(graph.AddNode("Relu", "", {x}, {"y"}, "relu")->output(0));
+  Rewrite rewrite = Shard(graph, 2);
+  EXPECT_EQ(rewrite.status.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(rewrite.status.message().find("zerograph.loss"), std::string_view::npos);
+}
+
+// One gradient feeding two optimizer updates is ambiguous and refused, naming both.
+TEST(ShardingStage1Test, RejectsGradientFeedingTwoOptimizers) {
+  auto graph = BuildToyTrainingGraph({{{"a", DataType::kFloat32, 64}}, /*adamw=*/false});
+  Node* sgd = graph->FindValue("a.new")->producer();
+  Value* extra = graph->AddInitializer("b", DataType::kFloat32, std::vector<int64_t>{64},
+                                       std::vector<std::byte>(256));
+  graph->AddNode("SGD", kZerographDomain, {sgd->input(0), extra, sgd->input(2)}, {"b.new"},
+                 "second_sgd");
+  Rewrite rewrite = Shard(*graph, 2);
+  EXPECT_EQ(rewrite.status.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(rewrite.status.message().find("feeds two optimizer updates"), std::string_view::npos);
+  EXPECT_NE(rewrite.status.message().find("second_sgd"), std::string_view::npos);
+}
+
+// Rewriting a rewritten graph again is refused.
+TEST(ShardingStage1Test, RejectsRewrittenGraph) {
+  auto graph = Demo();
+  ASSERT_TRUE(Shard(*graph, 2).status.ok());
+  Rewrite again = Shard(*graph, 2);
+  EXPECT_EQ(again.status.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(again.status.message().find("already rewritten"), std::string_view::npos);
+}
+
+}  // namespace
+}  // namespace zerograph
