@@ -1,0 +1,242 @@
+#include "zerograph/onnx/load_model.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <climits>
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <utility>
+
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl.h>
+#include <onnx/onnx_pb.h>
+
+#include "ir/proto_store.h"
+#include "zerograph/core/status.h"
+#include "zerograph/core/str_cat.h"
+#include "zerograph/ir/dtype.h"
+#include "zerograph/ir/role_inference.h"
+#include "zerograph/ir/tensor.h"
+#include "zerograph/ir/training_spec.h"
+
+namespace zerograph {
+namespace {
+
+namespace fs = std::filesystem;
+
+// The newest ONNX IR version we read (ONNX 1.16); we write 8.
+constexpr int64_t kMaxIrVersion = 10;
+
+// Closes a file descriptor on every return path.
+class ScopedFd {
+ public:
+  explicit ScopedFd(int fd) : fd_(fd) {}
+  ~ScopedFd() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  ScopedFd(const ScopedFd&) = delete;
+  ScopedFd& operator=(const ScopedFd&) = delete;
+  int get() const { return fd_; }
+
+ private:
+  int fd_;
+};
+
+// A failed open or read: a missing file is the user's to fix, other errors are the machine's.
+Status IoError(std::string_view what, int error) {
+  std::string message = StrCat(what, ": ", std::strerror(error));
+  switch (error) {
+    case ENOENT:
+    case ENOTDIR:
+      return NotFoundError(std::move(message));
+    case EACCES:
+    case EPERM:
+    case EISDIR:
+      return InvalidArgumentError(std::move(message));
+    default:
+      return UnavailableError(std::move(message));
+  }
+}
+
+// Parses the file at `path` into a fresh store. Streaming through CodedInputStream avoids holding
+// the file twice; its limit is raised to protobuf's hard maximum (older protobuf defaulted to 64
+// MB).
+StatusOr<std::unique_ptr<ProtoStore>> ParseModelFile(const std::string& path) {
+  ScopedFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (fd.get() < 0) return IoError("cannot open the file", errno);
+  struct stat info {};
+  if (::fstat(fd.get(), &info) != 0) return IoError("cannot stat the file", errno);
+  ZG_RETURN_IF_NOT(S_ISREG(info.st_mode), "not a regular file");
+  if (info.st_size == 0) return DataLossError("the file is empty");
+  ZG_RETURN_IF_NOT(info.st_size <= INT_MAX, "the file is ", info.st_size,
+                   " bytes; protobuf cannot read a message of 2 GiB or more (keep large "
+                   "initializers in external data)");
+
+  auto store = std::make_unique<ProtoStore>();
+  google::protobuf::io::FileInputStream file_stream(fd.get());
+  bool parsed;
+  {
+    google::protobuf::io::CodedInputStream coded(&file_stream);
+    coded.SetTotalBytesLimit(INT_MAX);
+    parsed = store->model->ParseFromCodedStream(&coded) && coded.ConsumedEntireMessage();
+  }
+  if (file_stream.GetErrno() != 0) return IoError("cannot read the file", file_stream.GetErrno());
+  if (!parsed) return DataLossError("the file is not a valid ONNX model (protobuf parse failed)");
+  return store;
+}
+
+Status CheckModelHeader(const onnx::ModelProto& model) {
+  ZG_RETURN_IF_NOT(model.ir_version() > 0, "the model has no ir_version");
+  ZG_RETURN_IF_NOT(model.ir_version() <= kMaxIrVersion, "the model has ir_version ",
+                   model.ir_version(), "; this tool reads IR versions up to ", kMaxIrVersion);
+  ZG_RETURN_IF_NOT(model.has_graph(), "the model has no graph");
+  return Status::Ok();
+}
+
+// A decimal count as ONNX writes `offset` and `length`: digits only, no sign, no overflow.
+std::optional<uint64_t> ParseCount(std::string_view text) {
+  uint64_t value = 0;
+  const char* end = text.data() + text.size();
+  auto [ptr, error] = std::from_chars(text.data(), end, value);
+  if (text.empty() || error != std::errc() || ptr != end) return std::nullopt;
+  return value;
+}
+
+// True when `path` lies under `folder` (both canonical).
+bool IsInside(const fs::path& folder, const fs::path& path) {
+  auto [folder_end, path_it] =
+      std::mismatch(folder.begin(), folder.end(), path.begin(), path.end());
+  return folder_end == folder.end() && path_it != path.end();
+}
+
+// Resolves initializers' external data against the model's folder, mapping each data file once.
+// A model is untrusted input: its locations must not reach outside its folder, even via symlinks.
+class ExternalFiles {
+ public:
+  explicit ExternalFiles(fs::path folder) : folder_(std::move(folder)) {}
+
+  // Errors name the data file; the graph adds the initializer's name.
+  StatusOr<Graph::ExternalBytes> Resolve(const onnx::TensorProto& tensor) {
+    std::optional<std::string_view> location, offset_text, length_text;
+    for (const onnx::StringStringEntryProto& entry : tensor.external_data()) {
+      if (entry.key() == "location") location = entry.value();
+      if (entry.key() == "offset") offset_text = entry.value();
+      if (entry.key() == "length") length_text = entry.value();
+    }
+    ZG_RETURN_IF_NOT(location.has_value() && !location->empty(),
+                     "external data has no 'location' entry");
+    // ONNX: an external tensor holds no data of its own; keeping both would be ambiguous.
+    ZG_RETURN_IF_NOT(!tensor.has_raw_data() && tensor.float_data_size() == 0 &&
+                         tensor.int32_data_size() == 0 && tensor.int64_data_size() == 0 &&
+                         tensor.double_data_size() == 0 && tensor.uint64_data_size() == 0 &&
+                         tensor.string_data_size() == 0,
+                     "data_location is EXTERNAL, but the tensor also holds data in the model");
+    const std::string where = StrCat("external data file '", *location, "'");
+
+    // The containment test below catches `..` too, but naming the refusal helps the user.
+    const fs::path relative(*location);
+    ZG_RETURN_IF_NOT(!relative.has_root_path(), where,
+                     " is an absolute path; locations must be relative to the model's folder");
+    for (const fs::path& part : relative) {
+      ZG_RETURN_IF_NOT(part != "..", where,
+                       " has a '..' component; external data must lie in the model's folder");
+    }
+    std::error_code error;
+    const fs::path resolved = fs::canonical(folder_ / relative, error);
+    if (error) {
+      if (error == std::errc::no_such_file_or_directory) {
+        return NotFoundError(StrCat(where, " does not exist"));
+      }
+      return IoError(StrCat("cannot resolve ", where), error.value());
+    }
+    ZG_RETURN_IF_NOT(IsInside(folder_, resolved), where, " resolves to '", resolved.string(),
+                     "', outside the model's folder");
+
+    std::shared_ptr<const MappedFile>& file = files_[resolved.string()];
+    if (file == nullptr) {
+      ZG_ASSIGN_OR_RETURN(file, MappedFile::Open(resolved.string()));
+    }
+    const uint64_t file_size = file->bytes().size();
+
+    uint64_t offset = 0;
+    if (offset_text.has_value()) {
+      std::optional<uint64_t> parsed = ParseCount(*offset_text);
+      ZG_RETURN_IF_NOT(parsed.has_value(), where, ": offset '", *offset_text,
+                       "' is not a decimal byte count");
+      offset = *parsed;
+    }
+    uint64_t length = offset <= file_size ? file_size - offset : 0;  // ONNX: absent = to the end
+    if (length_text.has_value()) {
+      std::optional<uint64_t> parsed = ParseCount(*length_text);
+      ZG_RETURN_IF_NOT(parsed.has_value(), where, ": length '", *length_text,
+                       "' is not a decimal byte count");
+      length = *parsed;
+    }
+    if (offset > file_size || length > file_size - offset) {
+      return DataLossError(StrCat(where, ": offset ", offset, " + length ", length,
+                                  " lies past its end (", file_size, " bytes)"));
+    }
+
+    std::optional<DataType> dtype = DataTypeFromOnnx(tensor.data_type());
+    const uint64_t element_size = dtype.has_value() ? ElementSize(*dtype) : 0;
+    ZG_RETURN_IF_NOT(element_size > 0, "element type ", tensor.data_type(),
+                     " has no fixed size, so it cannot be stored in ", where);
+    uint64_t expected = element_size;
+    for (int64_t dim : tensor.dims()) {
+      ZG_RETURN_IF_NOT(dim >= 0, "negative dimension ", dim);
+      ZG_RETURN_IF_NOT(dim == 0 || expected <= UINT64_MAX / static_cast<uint64_t>(dim),
+                       "shape overflows 64 bits");
+      expected *= static_cast<uint64_t>(dim);
+    }
+    ZG_RETURN_IF_NOT(length == expected, where, ": length ", length,
+                     " does not match the shape and type, which need ", expected, " bytes");
+
+    return Graph::ExternalBytes{file, file->bytes().subspan(offset, length)};
+  }
+
+ private:
+  fs::path folder_;
+  std::map<std::string, std::shared_ptr<const MappedFile>> files_;
+};
+
+StatusOr<std::unique_ptr<Graph>> LoadModelImpl(const std::string& path) {
+  ZG_ASSIGN_OR_RETURN(std::unique_ptr<ProtoStore> store, ParseModelFile(path));
+  ZG_RETURN_IF_ERROR(CheckModelHeader(*store->model));
+
+  fs::path folder = fs::path(path).parent_path();
+  if (folder.empty()) folder = ".";
+  std::error_code error;
+  folder = fs::canonical(folder, error);
+  if (error) return IoError("cannot resolve the model's folder", error.value());
+  ExternalFiles external_files(std::move(folder));
+  ZG_ASSIGN_OR_RETURN(std::unique_ptr<Graph> graph,
+                      Graph::FromModelProto(std::move(store), [&](const onnx::TensorProto& t) {
+                        return external_files.Resolve(t);
+                      }));
+
+  ZG_ASSIGN_OR_RETURN(std::optional<TrainingSpec> spec, ReadTrainingSpec(*graph));
+  // A training graph must know each node's role; InferMissingRoles leaves annotated nodes alone.
+  if (spec.has_value()) ZG_RETURN_IF_ERROR(InferMissingRoles(*graph, *spec));
+  return graph;
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<Graph>> LoadModel(const std::string& path) {
+  StatusOr<std::unique_ptr<Graph>> graph = LoadModelImpl(path);
+  if (!graph.ok()) return std::move(graph).status().WithContext(StrCat("'", path, "'"));
+  return graph;
+}
+
+}  // namespace zerograph

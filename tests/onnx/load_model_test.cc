@@ -1,0 +1,366 @@
+#include "zerograph/onnx/load_model.h"
+
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <onnx/onnx_pb.h>
+
+#include "test_models.h"
+#include "zerograph/core/status.h"
+#include "zerograph/ir/graph.h"
+#include "zerograph/ir/tensor.h"
+
+namespace zerograph {
+namespace {
+
+using onnx_test::ParseModelText;
+using onnx_test::TempFolder;
+using onnx_test::WriteBadModel;
+using onnx_test::WriteBytesFile;
+using onnx_test::WriteModelFile;
+using ::testing::HasSubstr;
+
+class LoadModelTest : public ::testing::Test {
+ protected:
+  // Writes bad model `name`, loads it, and checks the refusal: bad input (exit code 2), a message
+  // naming the file and the culprit. Returns the status for further checks.
+  Status ExpectRefused(std::string_view name) {
+    const onnx_test::BadModel* bad = nullptr;
+    for (const onnx_test::BadModel& model : onnx_test::BadModels()) {
+      if (model.name == name) bad = &model;
+    }
+    EXPECT_NE(bad, nullptr) << name;
+    if (bad == nullptr) return InternalError("no such case");
+    StatusOr<std::string> path = WriteBadModel(name, folder_.path());
+    EXPECT_TRUE(path.ok()) << path.status().ToString();
+    if (!path.ok()) return path.status();
+    StatusOr<std::unique_ptr<Graph>> graph = LoadModel(*path);
+    EXPECT_FALSE(graph.ok()) << name << " loaded";
+    if (graph.ok()) return Status::Ok();
+    const Status& status = graph.status();
+    EXPECT_EQ(status.ExitCode(), kExitBadInput) << status.ToString();
+    EXPECT_THAT(status.message(), HasSubstr("'" + *path + "'"));
+    EXPECT_THAT(status.message(), HasSubstr(bad->culprit));
+    return status;
+  }
+
+  // The Add model of test_models.cc with `w` (float[2]) in external data under `entries`.
+  std::string WriteExternalModel(const std::vector<std::pair<std::string, std::string>>& entries,
+                                 const std::string& name = "model.onnx") {
+    StatusOr<onnx::ModelProto> model = ParseModelText(R"(
+      <ir_version: 8, opset_import: ["" : 17]>
+      add (float[2] x) => (float[2] y)
+      <float[2] w = {0.0, 0.0}>
+      {
+        y = Add(x, w)
+      }
+    )");
+    EXPECT_TRUE(model.ok()) << model.status().ToString();
+    onnx::TensorProto* w = model->mutable_graph()->mutable_initializer(0);
+    w->clear_float_data();
+    w->set_data_location(onnx::TensorProto::EXTERNAL);
+    for (const auto& [key, value] : entries) {
+      onnx::StringStringEntryProto* entry = w->add_external_data();
+      entry->set_key(key);
+      entry->set_value(value);
+    }
+    const std::string path = folder_.Path(name);
+    EXPECT_TRUE(WriteModelFile(*model, path).ok());
+    return path;
+  }
+
+  static std::string Floats(std::initializer_list<float> values) {
+    std::string bytes(values.size() * sizeof(float), '\0');
+    std::memcpy(bytes.data(), std::data(values), bytes.size());
+    return bytes;
+  }
+
+  static std::string BytesOf(const Tensor& tensor) {
+    StatusOr<std::span<const std::byte>> bytes = tensor.Bytes();
+    EXPECT_TRUE(bytes.ok()) << bytes.status().ToString();
+    if (!bytes.ok()) return "";
+    return std::string(reinterpret_cast<const char*>(bytes->data()), bytes->size());
+  }
+
+  TempFolder folder_;
+};
+
+// --- Files that are not ONNX models -------------------------------------------------------------
+
+// A path with no file behind it is NotFound.
+TEST_F(LoadModelTest, RefusesMissingFile) {
+  EXPECT_EQ(ExpectRefused("missing_file").code(), StatusCode::kNotFound);
+}
+
+// A zero-byte file would parse as an empty ModelProto; say what it is instead.
+TEST_F(LoadModelTest, RefusesEmptyFile) {
+  EXPECT_EQ(ExpectRefused("empty_file").code(), StatusCode::kDataLoss);
+}
+
+// The first half of a valid model.
+TEST_F(LoadModelTest, RefusesTruncatedProtobuf) {
+  EXPECT_EQ(ExpectRefused("truncated").code(), StatusCode::kDataLoss);
+}
+
+// 256 bytes from a seeded generator.
+TEST_F(LoadModelTest, RefusesRandomBytes) {
+  EXPECT_EQ(ExpectRefused("random_bytes").code(), StatusCode::kDataLoss);
+}
+
+// A folder is not a model.
+TEST_F(LoadModelTest, RefusesFolder) {
+  StatusOr<std::unique_ptr<Graph>> graph = LoadModel(folder_.path());
+  ASSERT_FALSE(graph.ok());
+  EXPECT_EQ(graph.status().ExitCode(), kExitBadInput) << graph.status().ToString();
+  EXPECT_THAT(graph.status().message(), HasSubstr(folder_.path()));
+}
+
+// --- Model headers ------------------------------------------------------------------------------
+
+// IR 11 is past what we read ...
+TEST_F(LoadModelTest, RefusesIrVersionAbove10) {
+  EXPECT_EQ(ExpectRefused("ir_version_too_new").code(), StatusCode::kInvalidArgument);
+}
+
+// ... IR 10 is the last we accept.
+TEST_F(LoadModelTest, AcceptsIrVersion10) {
+  StatusOr<onnx::ModelProto> model = ParseModelText(R"(
+    <ir_version: 10, opset_import: ["" : 17]>
+    g (float[2] x) => (float[2] y)
+    {
+      y = Relu(x)
+    }
+  )");
+  ASSERT_TRUE(model.ok()) << model.status().ToString();
+  const std::string path = folder_.Path("ir10.onnx");
+  ASSERT_TRUE(WriteModelFile(*model, path).ok());
+  StatusOr<std::unique_ptr<Graph>> graph = LoadModel(path);
+  ASSERT_TRUE(graph.ok()) << graph.status().ToString();
+  EXPECT_EQ((*graph)->ir_version(), 10);
+}
+
+TEST_F(LoadModelTest, RefusesModelWithoutGraph) {
+  EXPECT_EQ(ExpectRefused("no_graph").code(), StatusCode::kInvalidArgument);
+}
+
+// --- Graph structure (SSA) ----------------------------------------------------------------------
+
+// `y = Add(x, ghost)`: nothing defines `ghost`.
+TEST_F(LoadModelTest, RefusesUndefinedValue) {
+  EXPECT_EQ(ExpectRefused("undefined_value").code(), StatusCode::kInvalidArgument);
+}
+
+// Node "early" reads `a`, which node "late" defines after it.
+TEST_F(LoadModelTest, RefusesUseBeforeDefinition) {
+  Status status = ExpectRefused("use_before_definition");
+  EXPECT_THAT(status.message(), HasSubstr("'a'"));
+  EXPECT_THAT(status.message(), HasSubstr("'late'"));
+}
+
+// `a = Add(x, b); b = Relu(a)`.
+TEST_F(LoadModelTest, RefusesCycle) {
+  Status status = ExpectRefused("cycle");
+  EXPECT_THAT(status.message(), HasSubstr("'b'"));
+}
+
+// `y = Relu(x); y = Neg(x)`.
+TEST_F(LoadModelTest, RefusesDuplicateOutputName) {
+  EXPECT_EQ(ExpectRefused("duplicate_output").code(), StatusCode::kInvalidArgument);
+}
+
+// Two nodes called "twin" (ONNX's checker allows it; our passes find nodes by name).
+TEST_F(LoadModelTest, RefusesDuplicateNodeName) {
+  EXPECT_EQ(ExpectRefused("duplicate_node_name").code(), StatusCode::kInvalidArgument);
+}
+
+// LeakyRelu's `alpha` with attribute type 99.
+TEST_F(LoadModelTest, RefusesUnknownAttributeType) {
+  Status status = ExpectRefused("unknown_attribute_type");
+  EXPECT_THAT(status.message(), HasSubstr("'leaky'"));
+}
+
+// --- External data ------------------------------------------------------------------------------
+
+// location "../<case>.bin".
+TEST_F(LoadModelTest, RefusesExternalDataInParentFolder) {
+  Status status = ExpectRefused("external_parent_dir");
+  EXPECT_THAT(status.message(), HasSubstr("../external_parent_dir.bin"));
+}
+
+// location "/tmp/.../<case>.bin", even though the file is in the model's folder.
+TEST_F(LoadModelTest, RefusesExternalDataAtAbsolutePath) {
+  Status status = ExpectRefused("external_absolute_path");
+  EXPECT_THAT(status.message(), HasSubstr("absolute"));
+}
+
+// location "<case>.bin", a symlink to /etc/passwd.
+TEST_F(LoadModelTest, RefusesExternalDataSymlinkOutsideFolder) {
+  Status status = ExpectRefused("external_symlink_escape");
+  EXPECT_THAT(status.message(), HasSubstr("outside the model's folder"));
+}
+
+// A symlink to a file in the same folder is fine.
+TEST_F(LoadModelTest, AcceptsExternalDataSymlinkInsideFolder) {
+  ASSERT_TRUE(WriteBytesFile(Floats({3, 4}), folder_.Path("real.bin")).ok());
+  ASSERT_EQ(::symlink("real.bin", folder_.Path("link.bin").c_str()), 0);
+  const std::string path = WriteExternalModel({{"location", "link.bin"}});
+  StatusOr<std::unique_ptr<Graph>> graph = LoadModel(path);
+  ASSERT_TRUE(graph.ok()) << graph.status().ToString();
+  EXPECT_EQ(BytesOf(*(*graph)->FindValue("w")->initializer()), Floats({3, 4}));
+}
+
+TEST_F(LoadModelTest, RefusesMissingExternalDataFile) {
+  Status status = ExpectRefused("external_missing_file");
+  EXPECT_EQ(status.code(), StatusCode::kNotFound);
+  EXPECT_THAT(status.message(), HasSubstr("no_such_data.bin"));
+}
+
+// offset "-8".
+TEST_F(LoadModelTest, RefusesMalformedExternalOffset) {
+  Status status = ExpectRefused("external_bad_offset");
+  EXPECT_THAT(status.message(), HasSubstr("'-8'"));
+}
+
+// Bytes [4, 12) of an 8-byte file ...
+TEST_F(LoadModelTest, RefusesExternalDataPastEndOfFile) {
+  Status status = ExpectRefused("external_past_end");
+  EXPECT_EQ(status.code(), StatusCode::kDataLoss);
+  EXPECT_THAT(status.message(), HasSubstr("external_past_end.bin"));
+}
+
+// ... bytes [4, 12) of a 12-byte file load.
+TEST_F(LoadModelTest, AcceptsExternalDataEndingAtEndOfFile) {
+  ASSERT_TRUE(WriteBytesFile(Floats({9, 5, 6}), folder_.Path("w.bin")).ok());
+  const std::string path =
+      WriteExternalModel({{"location", "w.bin"}, {"offset", "4"}, {"length", "8"}});
+  StatusOr<std::unique_ptr<Graph>> graph = LoadModel(path);
+  ASSERT_TRUE(graph.ok()) << graph.status().ToString();
+  const Tensor& w = *(*graph)->FindValue("w")->initializer();
+  EXPECT_TRUE(w.is_external());
+  EXPECT_EQ(BytesOf(w), Floats({5, 6}));
+}
+
+// A length of 4 bytes for a float[2].
+TEST_F(LoadModelTest, RefusesExternalLengthMismatch) {
+  Status status = ExpectRefused("external_length_mismatch");
+  EXPECT_THAT(status.message(), HasSubstr("length 4"));
+}
+
+// An external tensor that also keeps its floats inline is ambiguous.
+TEST_F(LoadModelTest, RefusesExternalTensorWithInlineData) {
+  StatusOr<onnx::ModelProto> model = ParseModelText(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    add (float[2] x) => (float[2] y)
+    <float[2] w = {1.0, 2.0}>
+    {
+      y = Add(x, w)
+    }
+  )");
+  ASSERT_TRUE(model.ok()) << model.status().ToString();
+  onnx::TensorProto* w = model->mutable_graph()->mutable_initializer(0);
+  w->set_data_location(onnx::TensorProto::EXTERNAL);
+  onnx::StringStringEntryProto* location = w->add_external_data();
+  location->set_key("location");
+  location->set_value("w.bin");
+  ASSERT_TRUE(WriteBytesFile(Floats({1, 2}), folder_.Path("w.bin")).ok());
+  const std::string path = folder_.Path("both.onnx");
+  ASSERT_TRUE(WriteModelFile(*model, path).ok());
+  StatusOr<std::unique_ptr<Graph>> graph = LoadModel(path);
+  ASSERT_FALSE(graph.ok());
+  EXPECT_EQ(graph.status().ExitCode(), kExitBadInput);
+  EXPECT_THAT(graph.status().message(), HasSubstr("initializer 'w'"));
+  EXPECT_THAT(graph.status().message(), HasSubstr(path));
+}
+
+// Without `offset` and `length`, the tensor is the whole file (ONNX's defaults).
+TEST_F(LoadModelTest, ExternalDataDefaultsToWholeFile) {
+  ASSERT_TRUE(WriteBytesFile(Floats({7, 8}), folder_.Path("w.bin")).ok());
+  const std::string path = WriteExternalModel({{"location", "w.bin"}});
+  StatusOr<std::unique_ptr<Graph>> graph = LoadModel(path);
+  ASSERT_TRUE(graph.ok()) << graph.status().ToString();
+  EXPECT_EQ(BytesOf(*(*graph)->FindValue("w")->initializer()), Floats({7, 8}));
+}
+
+// A model in a subfolder, loaded through a relative path, resolves against its own folder.
+TEST_F(LoadModelTest, ExternalDataResolvesAgainstModelFolder) {
+  std::filesystem::create_directory(folder_.Path("sub"));
+  ASSERT_TRUE(WriteBytesFile(Floats({1, 2}), folder_.Path("sub/w.bin")).ok());
+  const std::string path = WriteExternalModel({{"location", "w.bin"}}, "sub/model.onnx");
+  const std::filesystem::path cwd = std::filesystem::current_path();
+  std::filesystem::current_path(folder_.path());
+  StatusOr<std::unique_ptr<Graph>> graph = LoadModel("sub/model.onnx");
+  std::filesystem::current_path(cwd);
+  ASSERT_TRUE(graph.ok()) << graph.status().ToString();
+  EXPECT_EQ(BytesOf(*(*graph)->FindValue("w")->initializer()), Floats({1, 2}));
+}
+
+// --- Training metadata --------------------------------------------------------------------------
+
+// `zerograph.inputs` holds unterminated JSON (the error comes from ReadTrainingSpec).
+TEST_F(LoadModelTest, RefusesMalformedTrainingMetadata) {
+  EXPECT_EQ(ExpectRefused("bad_training_metadata").code(), StatusCode::kInvalidArgument);
+}
+
+// A training graph without `__op_role` gets roles inferred on load; the loss node is forward with
+// the loss bit.
+TEST_F(LoadModelTest, InfersRolesOfTrainingGraph) {
+  StatusOr<onnx::ModelProto> model = ParseModelText(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[2] x) => (float loss)
+    {
+      loss = ReduceSum<keepdims = 0>(x)
+    }
+  )");
+  ASSERT_TRUE(model.ok()) << model.status().ToString();
+  for (auto [key, value] :
+       {std::pair{"zerograph.format_version", "1"}, std::pair{"zerograph.loss", "loss"}}) {
+    onnx::StringStringEntryProto* entry = model->add_metadata_props();
+    entry->set_key(key);
+    entry->set_value(value);
+  }
+  const std::string path = folder_.Path("train.onnx");
+  ASSERT_TRUE(WriteModelFile(*model, path).ok());
+  StatusOr<std::unique_ptr<Graph>> graph = LoadModel(path);
+  ASSERT_TRUE(graph.ok()) << graph.status().ToString();
+  const Node* sum = (*graph)->first_node();
+  ASSERT_TRUE(sum->has_role());
+  EXPECT_EQ(sum->role(), OpRole::kForward);
+  EXPECT_TRUE(sum->is_loss());
+}
+
+// A plain inference model keeps its nodes unannotated.
+TEST_F(LoadModelTest, LeavesRolesOfPlainModelUnset) {
+  StatusOr<onnx::ModelProto> model = ParseModelText(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[2] x) => (float[2] y)
+    {
+      y = Relu(x)
+    }
+  )");
+  ASSERT_TRUE(model.ok()) << model.status().ToString();
+  const std::string path = folder_.Path("plain.onnx");
+  ASSERT_TRUE(WriteModelFile(*model, path).ok());
+  StatusOr<std::unique_ptr<Graph>> graph = LoadModel(path);
+  ASSERT_TRUE(graph.ok()) << graph.status().ToString();
+  EXPECT_FALSE((*graph)->first_node()->has_role());
+}
+
+// Every case of the shared catalogue (what make_bad_models writes for the CLI tests) is refused.
+TEST_F(LoadModelTest, RefusesEveryBadModel) {
+  for (const onnx_test::BadModel& model : onnx_test::BadModels()) {
+    SCOPED_TRACE(model.name);
+    ExpectRefused(model.name).IgnoreError();
+  }
+}
+
+}  // namespace
+}  // namespace zerograph

@@ -1,0 +1,265 @@
+#include "zerograph/onnx/save_model.h"
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <onnx/onnx_pb.h>
+
+#include "test_models.h"
+#include "zerograph/core/status.h"
+#include "zerograph/ir/graph.h"
+#include "zerograph/ir/tensor.h"
+#include "zerograph/onnx/load_model.h"
+
+namespace zerograph {
+namespace {
+
+namespace fs = std::filesystem;
+using onnx_test::ParseModelText;
+using onnx_test::TempFolder;
+using onnx_test::WriteBytesFile;
+using onnx_test::WriteModelFile;
+using ::testing::HasSubstr;
+
+// Two float tensors in one external data file, `w1` at offset 0 and `w2` at offset 12 (unaligned,
+// as ONNX 1.12's Python writer leaves them), plus an inline `b`.
+constexpr const char* kExternalModel = R"(
+  <ir_version: 8, opset_import: ["" : 17]>
+  g (float[3] x) => (float[3] y)
+  <float[3] w1 = {0.0, 0.0, 0.0}, float[3] w2 = {0.0, 0.0, 0.0}, float[3] b = {7.0, 8.0, 9.0}>
+  {
+    t = Mul(x, w1)
+    u = Add(t, w2)
+    y = Add(u, b)
+  }
+)";
+
+std::string Floats(std::initializer_list<float> values) {
+  std::string bytes(values.size() * sizeof(float), '\0');
+  std::memcpy(bytes.data(), std::data(values), bytes.size());
+  return bytes;
+}
+
+std::string BytesOf(const Graph& graph, std::string_view name) {
+  const Value* value = graph.FindValue(name);
+  if (value == nullptr || value->initializer() == nullptr) return "<no initializer>";
+  StatusOr<std::span<const std::byte>> bytes = value->initializer()->Bytes();
+  if (!bytes.ok()) return bytes.status().ToString();
+  return std::string(reinterpret_cast<const char*>(bytes->data()), bytes->size());
+}
+
+StatusOr<onnx::ModelProto> ReadModelProto(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  onnx::ModelProto model;
+  ZG_RETURN_IF_NOT(in && model.ParseFromIstream(&in), "cannot parse ", path);
+  return model;
+}
+
+std::string Entry(const onnx::TensorProto& tensor, std::string_view key) {
+  for (const onnx::StringStringEntryProto& entry : tensor.external_data()) {
+    if (entry.key() == key) return entry.value();
+  }
+  return "<absent>";
+}
+
+std::vector<std::string> FolderContents(const std::string& folder) {
+  std::vector<std::string> names;
+  for (const fs::directory_entry& entry : fs::directory_iterator(folder)) {
+    names.push_back(entry.path().filename().string());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+class SaveModelTest : public ::testing::Test {
+ protected:
+  // Writes kExternalModel as `<folder>/<name>` with its data in `<folder>/<data_name>`.
+  std::string WriteExternalModel(const std::string& name, const std::string& data_name) {
+    StatusOr<onnx::ModelProto> model = ParseModelText(kExternalModel);
+    EXPECT_TRUE(model.ok()) << model.status().ToString();
+    auto externalize = [&](int index, const char* offset) {
+      onnx::TensorProto* tensor = model->mutable_graph()->mutable_initializer(index);
+      tensor->clear_float_data();
+      tensor->set_data_location(onnx::TensorProto::EXTERNAL);
+      for (auto [key, value] : {std::pair<const char*, std::string>{"location", data_name},
+                                {"offset", offset},
+                                {"length", "12"}}) {
+        onnx::StringStringEntryProto* entry = tensor->add_external_data();
+        entry->set_key(key);
+        entry->set_value(value);
+      }
+    };
+    externalize(0, "0");
+    externalize(1, "12");
+    EXPECT_TRUE(WriteBytesFile(Floats({1, 2, 3, 4, 5, 6}), folder_.Path(data_name)).ok());
+    const std::string path = folder_.Path(name);
+    EXPECT_TRUE(WriteModelFile(*model, path).ok());
+    return path;
+  }
+
+  void ExpectExternalBytes(const Graph& graph) {
+    EXPECT_TRUE(graph.FindValue("w1")->initializer()->is_external());
+    EXPECT_TRUE(graph.FindValue("w2")->initializer()->is_external());
+    EXPECT_FALSE(graph.FindValue("b")->initializer()->is_external());
+    EXPECT_EQ(BytesOf(graph, "w1"), Floats({1, 2, 3}));
+    EXPECT_EQ(BytesOf(graph, "w2"), Floats({4, 5, 6}));
+    EXPECT_EQ(BytesOf(graph, "b"), Floats({7, 8, 9}));
+  }
+
+  TempFolder folder_;
+};
+
+// External initializers go to "<model>.data" beside the saved model, page-aligned, with relative
+// locations; the bytes survive the round trip and ONNX's checker accepts the result.
+TEST_F(SaveModelTest, WritesExternalDataBesideModel) {
+  StatusOr<std::unique_ptr<Graph>> graph = LoadModel(WriteExternalModel("in.onnx", "in.bin"));
+  ASSERT_TRUE(graph.ok()) << graph.status().ToString();
+  fs::create_directory(folder_.Path("out"));
+  const std::string saved = folder_.Path("out/saved.onnx");
+  ASSERT_TRUE(SaveModel(**graph, saved).ok());
+
+  EXPECT_EQ(FolderContents(folder_.Path("out")),
+            (std::vector<std::string>{"saved.onnx", "saved.onnx.data"}));
+  StatusOr<onnx::ModelProto> proto = ReadModelProto(saved);
+  ASSERT_TRUE(proto.ok()) << proto.status().ToString();
+  EXPECT_EQ(proto->ir_version(), 8);
+  for (const onnx::TensorProto& tensor : proto->graph().initializer()) {
+    if (tensor.name() == "b") {
+      EXPECT_NE(tensor.data_location(), onnx::TensorProto::EXTERNAL);
+      continue;
+    }
+    SCOPED_TRACE(tensor.name());
+    EXPECT_EQ(tensor.data_location(), onnx::TensorProto::EXTERNAL);
+    EXPECT_EQ(Entry(tensor, "location"), "saved.onnx.data");
+    EXPECT_EQ(std::stoull(Entry(tensor, "offset")) % 4096, 0u);
+    EXPECT_EQ(Entry(tensor, "length"), "12");
+  }
+
+  StatusOr<std::unique_ptr<Graph>> reloaded = LoadModel(saved);
+  ASSERT_TRUE(reloaded.ok()) << reloaded.status().ToString();
+  ExpectExternalBytes(**reloaded);
+
+  std::string output;
+  EXPECT_EQ(onnx_test::RunCommand(std::string(ZG_PYTHON) + " " + ZG_SOURCE_DIR +
+                                      "/tests/onnx/check_models.py " + folder_.Path("out"),
+                                  output),
+            0)
+      << output;
+}
+
+// Saving over the model a graph was loaded from replaces its data file while the graph still
+// maps the old one; the new files hold the same bytes.
+TEST_F(SaveModelTest, OverwritesModelItWasLoadedFrom) {
+  const std::string path = WriteExternalModel("model.onnx", "model.onnx.data");
+  StatusOr<std::unique_ptr<Graph>> graph = LoadModel(path);
+  ASSERT_TRUE(graph.ok()) << graph.status().ToString();
+  ASSERT_TRUE(SaveModel(**graph, path).ok());
+  ExpectExternalBytes(**graph);  // the old mapping is still valid
+  StatusOr<std::unique_ptr<Graph>> reloaded = LoadModel(path);
+  ASSERT_TRUE(reloaded.ok()) << reloaded.status().ToString();
+  ExpectExternalBytes(**reloaded);
+  EXPECT_EQ(FolderContents(folder_.path()),
+            (std::vector<std::string>{"model.onnx", "model.onnx.data"}));
+}
+
+// A model loaded as IR 10 is written as IR 8; the graph keeps saying 10.
+TEST_F(SaveModelTest, WritesIrVersion8) {
+  StatusOr<onnx::ModelProto> model = ParseModelText(R"(
+    <ir_version: 10, opset_import: ["" : 17]>
+    g (float[2] x) => (float[2] y)
+    {
+      y = Relu(x)
+    }
+  )");
+  ASSERT_TRUE(model.ok()) << model.status().ToString();
+  ASSERT_TRUE(WriteModelFile(*model, folder_.Path("ir10.onnx")).ok());
+  StatusOr<std::unique_ptr<Graph>> graph = LoadModel(folder_.Path("ir10.onnx"));
+  ASSERT_TRUE(graph.ok()) << graph.status().ToString();
+  ASSERT_TRUE(SaveModel(**graph, folder_.Path("ir8.onnx")).ok());
+  EXPECT_EQ((*graph)->ir_version(), 10);
+  StatusOr<onnx::ModelProto> saved = ReadModelProto(folder_.Path("ir8.onnx"));
+  ASSERT_TRUE(saved.ok());
+  EXPECT_EQ(saved->ir_version(), 8);
+}
+
+// An output folder that does not exist is bad input, and nothing is created.
+TEST_F(SaveModelTest, RefusesMissingFolderAndLeavesNothing) {
+  const std::string path = WriteExternalModel("in.onnx", "in.bin");
+  StatusOr<std::unique_ptr<Graph>> graph = LoadModel(path);
+  ASSERT_TRUE(graph.ok()) << graph.status().ToString();
+  const std::vector<std::string> before = FolderContents(folder_.path());
+  const std::string target = folder_.Path("no/such/folder/out.onnx");
+  Status status = SaveModel(**graph, target);
+  ASSERT_FALSE(status.ok());
+  EXPECT_EQ(status.ExitCode(), kExitBadInput) << status.ToString();
+  EXPECT_THAT(status.message(), HasSubstr("'" + target + "'"));
+  EXPECT_EQ(FolderContents(folder_.path()), before);
+}
+
+// A path that is a folder is refused before anything is written.
+TEST_F(SaveModelTest, RefusesFolderAsPath) {
+  auto graph = std::make_unique<Graph>();
+  fs::create_directory(folder_.Path("dir.onnx"));
+  Status status = SaveModel(*graph, folder_.Path("dir.onnx"));
+  EXPECT_EQ(status.ExitCode(), kExitBadInput) << status.ToString();
+  EXPECT_EQ(FolderContents(folder_.path()), (std::vector<std::string>{"dir.onnx"}));
+}
+
+// A save that fails after it started writing (here: an IR 10 model declaring a float8 value,
+// which IR 8 cannot hold, checked once the external data is already written) removes its
+// temporary files and leaves the destination as it was.
+TEST_F(SaveModelTest, FailedSaveLeavesNoTemporaryFile) {
+  StatusOr<onnx::ModelProto> model = ParseModelText(kExternalModel);
+  ASSERT_TRUE(model.ok()) << model.status().ToString();
+  model->set_ir_version(10);
+  onnx::ValueInfoProto* info = model->mutable_graph()->add_value_info();
+  info->set_name("t");
+  info->mutable_type()->mutable_tensor_type()->set_elem_type(17);  // FLOAT8E4M3FN, IR 9
+  onnx::TensorProto* w1 = model->mutable_graph()->mutable_initializer(0);
+  w1->clear_float_data();
+  w1->set_data_location(onnx::TensorProto::EXTERNAL);
+  onnx::StringStringEntryProto* location = w1->add_external_data();
+  location->set_key("location");
+  location->set_value("in.bin");
+  ASSERT_TRUE(WriteBytesFile(Floats({1, 2, 3}), folder_.Path("in.bin")).ok());
+  ASSERT_TRUE(WriteModelFile(*model, folder_.Path("in.onnx")).ok());
+  StatusOr<std::unique_ptr<Graph>> graph = LoadModel(folder_.Path("in.onnx"));
+  ASSERT_TRUE(graph.ok()) << graph.status().ToString();
+
+  const std::vector<std::string> before = FolderContents(folder_.path());
+  Status status = SaveModel(**graph, folder_.Path("out.onnx"));
+  ASSERT_FALSE(status.ok());
+  EXPECT_EQ(status.ExitCode(), kExitBadInput) << status.ToString();
+  EXPECT_THAT(status.message(), HasSubstr("'t'"));
+  EXPECT_EQ(FolderContents(folder_.path()), before);
+}
+
+// A graph built in memory (no file behind it) saves and loads back.
+TEST_F(SaveModelTest, SavesGraphBuiltInMemory) {
+  Graph graph;
+  graph.SetOpsetVersion("", 17);
+  Value* x = graph.AddInput("x", TensorType{DataType::kFloat32, std::vector<int64_t>{2}});
+  const std::string bytes = Floats({1, 2});
+  Value* w = graph.AddInitializer(
+      "w", DataType::kFloat32, std::vector<int64_t>{2},
+      std::span<const std::byte>(reinterpret_cast<const std::byte*>(bytes.data()), bytes.size()));
+  Node* add = graph.AddNode("Add", "", {x, w}, {"y"}, "add");
+  graph.SetValueType(add->output(0), TensorType{DataType::kFloat32, std::vector<int64_t>{2}});
+  graph.AddOutput(add->output(0));
+  ASSERT_TRUE(SaveModel(graph, folder_.Path("built.onnx")).ok());
+  StatusOr<std::unique_ptr<Graph>> reloaded = LoadModel(folder_.Path("built.onnx"));
+  ASSERT_TRUE(reloaded.ok()) << reloaded.status().ToString();
+  EXPECT_EQ((*reloaded)->num_nodes(), 1u);
+  EXPECT_EQ(BytesOf(**reloaded, "w"), bytes);
+  EXPECT_EQ(FolderContents(folder_.path()), (std::vector<std::string>{"built.onnx"}));
+}
+
+}  // namespace
+}  // namespace zerograph
