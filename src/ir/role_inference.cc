@@ -1,0 +1,164 @@
+#include "zerograph/ir/role_inference.h"
+
+#include <cstddef>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "zerograph/core/str_cat.h"
+#include "zerograph/ir/graph.h"
+#include "zerograph/ir/node.h"
+#include "zerograph/ir/training_spec.h"
+#include "zerograph/ir/value.h"
+
+namespace zerograph {
+namespace {
+
+// The input layout of an optimizer op: `leading` scalar inputs (lr, step), then `groups` runs of n
+// tensors each (X.., G.., states..). Run `grad_group` holds the gradients; every other run is state
+// the op updates.
+struct OptimizerLayout {
+  std::string_view domain;
+  std::string_view op_type;
+  size_t leading;
+  size_t groups;
+  size_t grad_group;
+};
+
+constexpr OptimizerLayout kOptimizers[] = {
+    {kZerographDomain, "AdamW", 2, 4, 1},    // lr, step, X, G, M, V
+    {kZerographDomain, "SGD", 1, 2, 1},      // lr, X, G
+    {kTrainingDomain, "Adam", 2, 4, 1},      // R, T, X, G, V, H
+    {kTrainingDomain, "Momentum", 2, 3, 1},  // R, T, X, G, V
+    {kTrainingDomain, "Adagrad", 2, 3, 1},   // R, T, X, G, H
+};
+
+const OptimizerLayout* FindOptimizer(const Node& node) {
+  for (const OptimizerLayout& layout : kOptimizers) {
+    if (node.Is(layout.domain, layout.op_type)) return &layout;
+  }
+  return nullptr;
+}
+
+// Post-processing keeps a gradient's shape (casts, scales, clipping). A single-input node that
+// changes it, such as the ReduceSum that turns a layer's output gradient into its bias gradient,
+// is backward; without known shapes we cannot tell, and backward is the safe answer.
+bool SameKnownDims(const Value& a, const Value& b) {
+  std::optional<TensorType> type_a = a.type();
+  std::optional<TensorType> type_b = b.type();
+  if (!type_a || !type_b || !type_a->dims || !type_b->dims) return false;
+  for (int64_t dim : *type_a->dims) {
+    if (dim == TensorType::kUnknownDim) return false;
+  }
+  return type_a->dims == type_b->dims;
+}
+
+bool IsConstantNode(const Node& node) {
+  return (node.domain().empty() || node.domain() == "ai.onnx") && node.op_type() == "Constant";
+}
+
+}  // namespace
+
+StatusOr<std::vector<int64_t>> InferRoleBits(const Graph& graph, const TrainingSpec& spec) {
+  const Value* loss = graph.FindValue(spec.loss);
+  ZG_RETURN_IF_NOT(loss != nullptr, "role inference: loss '", spec.loss,
+                   "' is no value of the graph");
+  ZG_RETURN_IF_NOT(loss->producer() != nullptr, "role inference: loss '", spec.loss,
+                   "' is not computed by a node");
+
+  const auto num_node_ids = static_cast<size_t>(graph.node_id_bound());
+  const auto num_value_ids = static_cast<size_t>(graph.value_id_bound());
+  constexpr int64_t kUnset = -1;
+  std::vector<int64_t> roles(num_node_ids, kUnset);
+
+  // Forward: the loss node and its ancestors, by a walk over producers.
+  std::vector<const Node*> stack = {loss->producer()};
+  roles[loss->producer()->id()] = static_cast<int64_t>(OpRole::kForward);
+  while (!stack.empty()) {
+    const Node* node = stack.back();
+    stack.pop_back();
+    for (const Value* input : node->inputs()) {
+      if (input == nullptr || input->producer() == nullptr) continue;
+      const Node* producer = input->producer();
+      if (roles[producer->id()] != kUnset) continue;
+      roles[producer->id()] = static_cast<int64_t>(OpRole::kForward);
+      stack.push_back(producer);
+    }
+  }
+  roles[loss->producer()->id()] |= kLossRoleBit;
+
+  // Mutable state: what an optimizer updates, and what the state binding replaces. Every other
+  // initializer is a constant, always ready, so it does not count as a dynamic input.
+  std::vector<bool> is_state(num_value_ids, false);
+  for (const Node* node : graph.nodes()) {
+    const OptimizerLayout* layout = FindOptimizer(*node);
+    if (layout == nullptr || node->num_inputs() < layout->leading) continue;
+    const size_t n = (node->num_inputs() - layout->leading) / layout->groups;
+    for (size_t group = 0; group < layout->groups; ++group) {
+      if (group == layout->grad_group) continue;
+      for (size_t i = 0; i < n; ++i) {
+        const Value* input = node->input(layout->leading + group * n + i);
+        if (input != nullptr) is_state[input->id()] = true;
+      }
+    }
+  }
+  for (const auto& binding : spec.state_binding) {
+    if (const Value* old_value = graph.FindValue(binding.second)) is_state[old_value->id()] = true;
+  }
+  auto is_dynamic = [&](const Value* value) {
+    if (value == nullptr) return false;
+    if (value->initializer() != nullptr) return static_cast<bool>(is_state[value->id()]);
+    return value->producer() == nullptr || !IsConstantNode(*value->producer());
+  };
+
+  // Optimizer: optimizer ops, then, walking back, gradient post-processing. Users come later in
+  // the schedule than their producers, so one reverse pass sees every user decided.
+  for (const Node* node = graph.last_node(); node != nullptr; node = node->prev()) {
+    int64_t& role = roles[node->id()];
+    if (role != kUnset) continue;  // forward
+    role = static_cast<int64_t>(OpRole::kBackward);
+    if (FindOptimizer(*node) != nullptr) {
+      role = static_cast<int64_t>(OpRole::kOptimize);
+      continue;
+    }
+    const Value* dynamic_input = nullptr;
+    size_t dynamic_inputs = 0;
+    for (const Value* input : node->inputs()) {
+      if (!is_dynamic(input)) continue;
+      dynamic_input = input;
+      ++dynamic_inputs;
+    }
+    if (dynamic_inputs != 1) continue;
+    bool has_user = false;
+    bool all_users_optimizer = true;
+    for (const Value* output : node->outputs()) {
+      if (output == nullptr) continue;
+      if (!SameKnownDims(*output, *dynamic_input)) all_users_optimizer = false;
+      // A graph output is read outside the step, by no optimizer.
+      if (output->is_graph_output()) all_users_optimizer = false;
+      for (const Use& use : output->users()) {
+        has_user = true;
+        if (roles[use.node->id()] != static_cast<int64_t>(OpRole::kOptimize)) {
+          all_users_optimizer = false;
+        }
+      }
+    }
+    if (has_user && all_users_optimizer) role = static_cast<int64_t>(OpRole::kOptimize);
+  }
+  return roles;
+}
+
+Status InferMissingRoles(Graph& graph, const TrainingSpec& spec) {
+  bool any_missing = false;
+  for (const Node* node : graph.nodes()) any_missing = any_missing || !node->has_role();
+  if (!any_missing) return Status::Ok();
+  ZG_ASSIGN_OR_RETURN(std::vector<int64_t> roles, InferRoleBits(graph, spec));
+  for (Node* node : graph.nodes()) {
+    if (node->has_role()) continue;
+    const int64_t bits = roles[node->id()];
+    node->SetRole(static_cast<OpRole>(bits & ~kLossRoleBit), (bits & kLossRoleBit) != 0);
+  }
+  return Status::Ok();
+}
+
+}  // namespace zerograph

@@ -1,0 +1,256 @@
+#include "zerograph/ir/training_spec.h"
+
+#include <charconv>
+#include <set>
+#include <string>
+#include <string_view>
+#include <unordered_set>
+
+#include <nlohmann/json.hpp>
+
+#include "zerograph/core/str_cat.h"
+#include "zerograph/ir/graph.h"
+#include "zerograph/ir/value.h"
+
+namespace zerograph {
+namespace {
+
+// ordered_json keeps the file's key order, so reading and writing a spec keeps state_binding's
+// order.
+using Json = nlohmann::ordered_json;
+
+constexpr std::string_view kPrefix = "zerograph.";
+constexpr std::string_view kFormatVersionKey = "zerograph.format_version";
+constexpr std::string_view kLossKey = "zerograph.loss";
+constexpr std::string_view kInputsKey = "zerograph.inputs";
+constexpr std::string_view kStateBindingKey = "zerograph.state_binding";
+constexpr std::string_view kNranksKey = "zerograph.nranks";
+constexpr std::string_view kLayoutKey = "zerograph.layout";
+constexpr std::string_view kFormatVersion = "1";
+
+bool IsFloatType(DataType dtype) {
+  return dtype == DataType::kFloat32 || dtype == DataType::kFloat16 ||
+         dtype == DataType::kBFloat16 || dtype == DataType::kFloat64;
+}
+
+// True when the recorded type, if any, allows a scalar (rank 0, or one element) of an accepted
+// dtype.
+bool MaybeScalarOf(const Value& value, bool (*dtype_ok)(DataType)) {
+  std::optional<TensorType> type = value.type();
+  if (!type) return true;
+  if (type->dtype != DataType::kUndefined && !dtype_ok(type->dtype)) return false;
+  if (!type->dims) return true;
+  for (int64_t dim : *type->dims) {
+    if (dim != 1 && dim != TensorType::kUnknownDim) return false;
+  }
+  return true;
+}
+
+std::string TypeText(const Value& value) {
+  std::optional<TensorType> type = value.type();
+  return type ? type->ToString() : "untyped";
+}
+
+// Parses one metadata value as JSON, rejecting malformed text and duplicate object keys (a
+// duplicate would otherwise silently keep only one of the bindings).
+StatusOr<Json> ParseJson(std::string_view key, std::string_view text) {
+  bool duplicate = false;
+  std::string duplicate_name;
+  std::vector<std::set<std::string>> open_objects;
+  Json::parser_callback_t check_keys = [&](int, Json::parse_event_t event, Json& parsed) {
+    if (event == Json::parse_event_t::object_start) {
+      open_objects.emplace_back();
+    } else if (event == Json::parse_event_t::object_end) {
+      if (!open_objects.empty()) open_objects.pop_back();
+    } else if (event == Json::parse_event_t::key && !open_objects.empty() && parsed.is_string()) {
+      if (!open_objects.back().insert(parsed.get<std::string>()).second && !duplicate) {
+        duplicate = true;
+        duplicate_name = parsed.get<std::string>();
+      }
+    }
+    return true;
+  };
+  Json json = Json::parse(text.begin(), text.end(), check_keys, /*allow_exceptions=*/false);
+  ZG_RETURN_IF_NOT(!json.is_discarded(), "metadata '", key, "' is not valid JSON: ", text);
+  ZG_RETURN_IF_NOT(!duplicate, "metadata '", key, "' has the key '", duplicate_name, "' twice");
+  return json;
+}
+
+StatusOr<std::string> JsonString(std::string_view key, std::string_view field, const Json& json) {
+  ZG_RETURN_IF_NOT(json.is_string(), "metadata '", key, "': '", field, "' must be a string, got ",
+                   json.dump());
+  return json.get<std::string>();
+}
+
+// Checks that `name` is a graph input fed each step (not an initializer, whose value the graph
+// owns).
+Status CheckFedInput(const Graph& graph, std::string_view key, std::string_view field,
+                     std::string_view name) {
+  const Value* value = graph.FindValue(name);
+  ZG_RETURN_IF_NOT(value != nullptr, "metadata '", key, "': ", field, " '", name,
+                   "' is no value of the graph");
+  ZG_RETURN_IF_NOT(value->is_graph_input() && value->initializer() == nullptr, "metadata '", key,
+                   "': ", field, " '", name, "' is not a graph input");
+  return Status::Ok();
+}
+
+Status ReadInputs(const Graph& graph, std::string_view text, TrainingSpec& spec) {
+  const std::string_view key = kInputsKey;
+  ZG_ASSIGN_OR_RETURN(Json json, ParseJson(key, text));
+  ZG_RETURN_IF_NOT(json.is_object(), "metadata '", key, "' must be a JSON object, got ", text);
+  std::unordered_set<std::string> seen;
+  for (const auto& [field, item] : json.items()) {
+    if (field == "data") {
+      ZG_RETURN_IF_NOT(item.is_array(), "metadata '", key, "': 'data' must be an array of names");
+      for (const Json& entry : item) {
+        ZG_ASSIGN_OR_RETURN(std::string name, JsonString(key, "data", entry));
+        ZG_RETURN_IF_ERROR(CheckFedInput(graph, key, "data input", name));
+        spec.data_inputs.push_back(std::move(name));
+      }
+    } else if (field == "lr") {
+      ZG_ASSIGN_OR_RETURN(spec.lr_input, JsonString(key, "lr", item));
+      ZG_RETURN_IF_ERROR(CheckFedInput(graph, key, "lr input", spec.lr_input));
+      const Value& value = *graph.FindValue(spec.lr_input);
+      ZG_RETURN_IF_NOT(MaybeScalarOf(value, IsFloatType), "metadata '", key, "': lr input '",
+                       spec.lr_input, "' must be a float scalar, is ", TypeText(value));
+    } else if (field == "step") {
+      ZG_ASSIGN_OR_RETURN(spec.step_input, JsonString(key, "step", item));
+      ZG_RETURN_IF_ERROR(CheckFedInput(graph, key, "step input", spec.step_input));
+      const Value& value = *graph.FindValue(spec.step_input);
+      ZG_RETURN_IF_NOT(
+          MaybeScalarOf(value, [](DataType dtype) { return dtype == DataType::kInt64; }),
+          "metadata '", key, "': step input '", spec.step_input, "' must be an int64 scalar, is ",
+          TypeText(value));
+    } else {
+      return InvalidArgumentError(
+          StrCat("metadata '", key, "': unknown field '", field, "' (expected data, lr, step)"));
+    }
+  }
+  // One input fed from two sources would be ambiguous.
+  for (const std::string& name : spec.data_inputs) {
+    ZG_RETURN_IF_NOT(seen.insert(name).second, "metadata '", key, "': input '", name,
+                     "' is listed twice");
+  }
+  for (const std::string* name : {&spec.lr_input, &spec.step_input}) {
+    if (name->empty()) continue;
+    ZG_RETURN_IF_NOT(seen.insert(*name).second, "metadata '", key, "': input '", *name,
+                     "' is listed twice");
+  }
+  return Status::Ok();
+}
+
+Status ReadStateBinding(const Graph& graph, std::string_view text, TrainingSpec& spec) {
+  const std::string_view key = kStateBindingKey;
+  ZG_ASSIGN_OR_RETURN(Json json, ParseJson(key, text));
+  ZG_RETURN_IF_NOT(json.is_object(), "metadata '", key, "' must be a JSON object, got ", text);
+  std::unordered_set<std::string> targets;
+  for (const auto& [new_name, item] : json.items()) {
+    ZG_ASSIGN_OR_RETURN(std::string old_name, JsonString(key, new_name, item));
+    const Value* new_value = graph.FindValue(new_name);
+    ZG_RETURN_IF_NOT(new_value != nullptr, "metadata '", key, "': new value '", new_name,
+                     "' is no value of the graph");
+    ZG_RETURN_IF_NOT(new_value->is_graph_output(), "metadata '", key, "': new value '", new_name,
+                     "' is not a graph output");
+    const Value* old_value = graph.FindValue(old_name);
+    ZG_RETURN_IF_NOT(old_value != nullptr, "metadata '", key, "': '", new_name, "' replaces '",
+                     old_name, "', which is no value of the graph");
+    ZG_RETURN_IF_NOT(old_value->initializer() != nullptr, "metadata '", key, "': '", new_name,
+                     "' replaces '", old_name, "', which is not an initializer");
+    ZG_RETURN_IF_NOT(targets.insert(old_name).second, "metadata '", key, "': initializer '",
+                     old_name, "' is replaced by two values");
+    spec.state_binding.emplace_back(new_name, std::move(old_name));
+  }
+  return Status::Ok();
+}
+
+// Names are bytes to ONNX; replacing invalid UTF-8 keeps dump() from throwing.
+std::string Dump(const Json& json) {
+  return json.dump(/*indent=*/-1, ' ', /*ensure_ascii=*/false, Json::error_handler_t::replace);
+}
+
+Status ReadNranks(std::string_view text, TrainingSpec& spec) {
+  int64_t nranks = 0;
+  const char* end = text.data() + text.size();
+  auto [ptr, ec] = std::from_chars(text.data(), end, nranks);
+  ZG_RETURN_IF_NOT(ec == std::errc() && ptr == end && nranks >= 1, "metadata '", kNranksKey,
+                   "' must be a positive integer, got '", text, "'");
+  spec.nranks = nranks;
+  return Status::Ok();
+}
+
+}  // namespace
+
+StatusOr<std::optional<TrainingSpec>> ReadTrainingSpec(const Graph& graph) {
+  std::optional<std::string_view> version, loss, inputs, binding, nranks, layout;
+  bool any = false;
+  for (const auto& [key, text] : graph.metadata()) {
+    if (!key.starts_with(kPrefix)) continue;
+    any = true;
+    if (key == kFormatVersionKey) {
+      version = text;
+    } else if (key == kLossKey) {
+      loss = text;
+    } else if (key == kInputsKey) {
+      inputs = text;
+    } else if (key == kStateBindingKey) {
+      binding = text;
+    } else if (key == kNranksKey) {
+      nranks = text;
+    } else if (key == kLayoutKey) {
+      layout = text;
+    } else {
+      // Most likely a misspelling; ignoring it would silently drop what it says.
+      return InvalidArgumentError(StrCat("unknown metadata key '", key, "'"));
+    }
+  }
+  if (!any) return std::optional<TrainingSpec>();
+
+  ZG_RETURN_IF_NOT(version.has_value(), "metadata '", kFormatVersionKey,
+                   "' is missing (other zerograph.* keys are present)");
+  ZG_RETURN_IF_NOT(*version == kFormatVersion, "metadata '", kFormatVersionKey,
+                   "': unknown format version '", *version, "' (this build reads '", kFormatVersion,
+                   "')");
+  ZG_RETURN_IF_NOT(loss.has_value(), "metadata '", kLossKey,
+                   "' is missing (other zerograph.* keys are present)");
+
+  TrainingSpec spec;
+  spec.loss = std::string(*loss);
+  const Value* loss_value = graph.FindValue(spec.loss);
+  ZG_RETURN_IF_NOT(loss_value != nullptr, "metadata '", kLossKey, "': '", spec.loss,
+                   "' is no value of the graph");
+  ZG_RETURN_IF_NOT(loss_value->is_graph_output(), "metadata '", kLossKey, "': '", spec.loss,
+                   "' is not a graph output");
+  ZG_RETURN_IF_NOT(MaybeScalarOf(*loss_value, IsFloatType), "metadata '", kLossKey, "': '",
+                   spec.loss, "' must be a float scalar, is ", TypeText(*loss_value));
+
+  if (inputs) ZG_RETURN_IF_ERROR(ReadInputs(graph, *inputs, spec));
+  if (binding) ZG_RETURN_IF_ERROR(ReadStateBinding(graph, *binding, spec));
+  if (nranks) ZG_RETURN_IF_ERROR(ReadNranks(*nranks, spec));
+  if (layout) {
+    ZG_ASSIGN_OR_RETURN(Json json, ParseJson(kLayoutKey, *layout));
+    ZG_RETURN_IF_NOT(json.is_object(), "metadata '", kLayoutKey, "' must be a JSON object");
+    spec.layout = std::string(*layout);
+  }
+  return std::optional<TrainingSpec>(std::move(spec));
+}
+
+void WriteTrainingSpec(const TrainingSpec& spec, Graph& graph) {
+  graph.SetMetadata(kFormatVersionKey, kFormatVersion);
+  graph.SetMetadata(kLossKey, spec.loss);
+
+  Json inputs = Json::object();
+  inputs["data"] = Json::array();
+  for (const std::string& name : spec.data_inputs) inputs["data"].push_back(name);
+  if (!spec.lr_input.empty()) inputs["lr"] = spec.lr_input;
+  if (!spec.step_input.empty()) inputs["step"] = spec.step_input;
+  graph.SetMetadata(kInputsKey, Dump(inputs));
+
+  Json binding = Json::object();
+  for (const auto& [new_name, old_name] : spec.state_binding) binding[new_name] = old_name;
+  graph.SetMetadata(kStateBindingKey, Dump(binding));
+
+  if (spec.nranks) graph.SetMetadata(kNranksKey, StrCat(*spec.nranks));
+  if (spec.layout) graph.SetMetadata(kLayoutKey, *spec.layout);
+}
+
+}  // namespace zerograph

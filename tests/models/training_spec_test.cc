@@ -1,0 +1,255 @@
+#include "zerograph/ir/training_spec.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "zerograph/ir/graph.h"
+#include "zerograph/ir/graph_builder.h"
+
+namespace zerograph {
+namespace {
+
+constexpr DataType kF32 = DataType::kFloat32;
+
+// A one-layer regression step: p = x w; loss = mean((p - y)^2); w.new = SGD(lr, w, x^T (p - y)).
+std::unique_ptr<Graph> MakeGraph() {
+  auto graph = std::make_unique<Graph>();
+  GraphBuilder b(*graph);
+  Value* x = b.Input("x", kF32, {2, 3});
+  Value* y = b.Input("y", kF32, {2, 3});
+  Value* lr = b.Input("lr", kF32, {});
+  b.Input("step", DataType::kInt64, {});
+  const std::vector<float> init(9, 0.5f);
+  Value* w = b.Initializer("w", {3, 3}, init);
+  Value* p = b.Op("MatMul", {x, w}, "p");
+  Value* d = b.Op("Sub", {p, y}, "d");
+  Value* sq = b.Op("Mul", {d, d}, "sq");
+  b.SetRole(OpRole::kForward, true);
+  Value* loss = b.SetType(b.Op("ReduceMean", {sq}, "loss", {Attr("keepdims", 0)}), kF32, {});
+  b.SetRole(OpRole::kBackward);
+  Value* grad = b.Op("Gemm", {x, d}, "w.grad", {Attr("transA", 1)});
+  b.SetRole(OpRole::kOptimize);
+  Value* w_new = b.SetType(b.Op({kZerographDomain, "SGD"}, {lr, w, grad}, "w.new"), kF32, {3, 3});
+  b.Output(loss);
+  b.Output(w_new);
+  return graph;
+}
+
+void SetGoodMetadata(Graph& graph) {
+  graph.SetMetadata("zerograph.format_version", "1");
+  graph.SetMetadata("zerograph.loss", "loss");
+  graph.SetMetadata("zerograph.inputs", R"({"data": ["x", "y"], "lr": "lr", "step": "step"})");
+  graph.SetMetadata("zerograph.state_binding", R"({"w.new": "w"})");
+}
+
+// The status of reading a graph whose metadata is good except that `key` is `value`.
+Status ReadWith(const std::string& key, const std::string& value) {
+  std::unique_ptr<Graph> graph = MakeGraph();
+  SetGoodMetadata(*graph);
+  graph->SetMetadata(key, value);
+  return ReadTrainingSpec(*graph).status();
+}
+
+MATCHER_P2(IsInvalidArgument, key, name, "") {
+  return arg.code() == StatusCode::kInvalidArgument &&
+         arg.message().find(key) != std::string_view::npos &&
+         arg.message().find(name) != std::string_view::npos;
+}
+
+// A model without zerograph.* keys is no training graph, and that is not an error.
+TEST(TrainingSpecTest, NoMetadataIsNoSpec) {
+  std::unique_ptr<Graph> graph = MakeGraph();
+  graph->SetMetadata("producer.note", "unrelated");
+  StatusOr<std::optional<TrainingSpec>> spec = ReadTrainingSpec(*graph);
+  ASSERT_TRUE(spec.ok()) << spec.status().ToString();
+  EXPECT_FALSE(spec->has_value());
+}
+
+// Every field of good metadata is read, the binding in file order.
+TEST(TrainingSpecTest, ReadsGoodMetadata) {
+  std::unique_ptr<Graph> graph = MakeGraph();
+  SetGoodMetadata(*graph);
+  StatusOr<std::optional<TrainingSpec>> spec = ReadTrainingSpec(*graph);
+  ASSERT_TRUE(spec.ok()) << spec.status().ToString();
+  ASSERT_TRUE(spec->has_value());
+  const TrainingSpec& s = **spec;
+  EXPECT_EQ(s.loss, "loss");
+  EXPECT_EQ(s.data_inputs, (std::vector<std::string>{"x", "y"}));
+  EXPECT_EQ(s.lr_input, "lr");
+  EXPECT_EQ(s.step_input, "step");
+  ASSERT_EQ(s.state_binding.size(), 1u);
+  EXPECT_EQ(s.state_binding[0], (std::pair<std::string, std::string>{"w.new", "w"}));
+  EXPECT_FALSE(s.nranks.has_value());
+  EXPECT_FALSE(s.layout.has_value());
+}
+
+// What WriteTrainingSpec writes, ReadTrainingSpec reads back unchanged.
+TEST(TrainingSpecTest, WriteThenReadRoundTrips) {
+  std::unique_ptr<Graph> graph = MakeGraph();
+  TrainingSpec spec;
+  spec.loss = "loss";
+  spec.data_inputs = {"y", "x"};
+  spec.lr_input = "lr";
+  spec.step_input = "step";
+  spec.state_binding = {{"w.new", "w"}};
+  spec.nranks = 2;
+  spec.layout = R"({"buckets": []})";
+  WriteTrainingSpec(spec, *graph);
+  EXPECT_EQ(graph->GetMetadata("zerograph.format_version"), "1");
+  StatusOr<std::optional<TrainingSpec>> read = ReadTrainingSpec(*graph);
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  ASSERT_TRUE(read->has_value());
+  EXPECT_EQ((*read)->loss, spec.loss);
+  EXPECT_EQ((*read)->data_inputs, spec.data_inputs);
+  EXPECT_EQ((*read)->lr_input, spec.lr_input);
+  EXPECT_EQ((*read)->step_input, spec.step_input);
+  EXPECT_EQ((*read)->state_binding, spec.state_binding);
+  EXPECT_EQ((*read)->nranks, spec.nranks);
+  EXPECT_EQ((*read)->layout, spec.layout);
+}
+
+// lr and step may be left out (an SGD graph needs no step).
+TEST(TrainingSpecTest, AcceptsInputsWithoutLrAndStep) {
+  EXPECT_TRUE(ReadWith("zerograph.inputs", R"({"data": ["x"]})").ok());
+}
+
+// Other zerograph keys without the loss: the graph is meant for training but says not what.
+TEST(TrainingSpecTest, RejectsMissingLoss) {
+  std::unique_ptr<Graph> graph = MakeGraph();
+  graph->SetMetadata("zerograph.format_version", "1");
+  graph->SetMetadata("zerograph.inputs", R"({"data": ["x"]})");
+  EXPECT_THAT(ReadTrainingSpec(*graph).status(), IsInvalidArgument("zerograph.loss", "missing"));
+}
+
+TEST(TrainingSpecTest, RejectsMissingFormatVersion) {
+  std::unique_ptr<Graph> graph = MakeGraph();
+  graph->SetMetadata("zerograph.loss", "loss");
+  EXPECT_THAT(ReadTrainingSpec(*graph).status(),
+              IsInvalidArgument("zerograph.format_version", "missing"));
+}
+
+TEST(TrainingSpecTest, RejectsUnknownFormatVersion) {
+  EXPECT_THAT(ReadWith("zerograph.format_version", "2"),
+              IsInvalidArgument("zerograph.format_version", "'2'"));
+}
+
+// A misspelt key would otherwise be silently ignored.
+TEST(TrainingSpecTest, RejectsUnknownKey) {
+  EXPECT_THAT(ReadWith("zerograph.state_bindings", "{}"),
+              IsInvalidArgument("zerograph.state_bindings", "unknown"));
+}
+
+TEST(TrainingSpecTest, RejectsLossThatIsNoValue) {
+  EXPECT_THAT(ReadWith("zerograph.loss", "nope"), IsInvalidArgument("zerograph.loss", "'nope'"));
+}
+
+TEST(TrainingSpecTest, RejectsLossThatIsNotAGraphOutput) {
+  EXPECT_THAT(ReadWith("zerograph.loss", "sq"),
+              IsInvalidArgument("zerograph.loss", "'sq' is not a graph output"));
+}
+
+// w.new is a graph output, but not a scalar.
+TEST(TrainingSpecTest, RejectsLossThatIsNotAScalar) {
+  EXPECT_THAT(ReadWith("zerograph.loss", "w.new"),
+              IsInvalidArgument("zerograph.loss", "float scalar"));
+}
+
+TEST(TrainingSpecTest, RejectsMalformedJson) {
+  EXPECT_THAT(ReadWith("zerograph.inputs", R"({"data": ["x")"),
+              IsInvalidArgument("zerograph.inputs", "not valid JSON"));
+  EXPECT_THAT(ReadWith("zerograph.state_binding", "w.new=w"),
+              IsInvalidArgument("zerograph.state_binding", "not valid JSON"));
+}
+
+TEST(TrainingSpecTest, RejectsWrongJsonTypes) {
+  EXPECT_THAT(ReadWith("zerograph.inputs", R"(["x", "y"])"),
+              IsInvalidArgument("zerograph.inputs", "JSON object"));
+  EXPECT_THAT(ReadWith("zerograph.inputs", R"({"data": "x"})"),
+              IsInvalidArgument("zerograph.inputs", "'data' must be an array"));
+  EXPECT_THAT(ReadWith("zerograph.inputs", R"({"data": [1]})"),
+              IsInvalidArgument("zerograph.inputs", "must be a string"));
+  EXPECT_THAT(ReadWith("zerograph.inputs", R"({"data": [], "lr": 0.1})"),
+              IsInvalidArgument("zerograph.inputs", "'lr' must be a string"));
+  EXPECT_THAT(ReadWith("zerograph.state_binding", R"(["w.new", "w"])"),
+              IsInvalidArgument("zerograph.state_binding", "JSON object"));
+  EXPECT_THAT(ReadWith("zerograph.state_binding", R"({"w.new": 3})"),
+              IsInvalidArgument("zerograph.state_binding", "'w.new' must be a string"));
+}
+
+TEST(TrainingSpecTest, RejectsUnknownInputsField) {
+  EXPECT_THAT(ReadWith("zerograph.inputs", R"({"data": ["x"], "labels": ["y"]})"),
+              IsInvalidArgument("zerograph.inputs", "'labels'"));
+}
+
+// Data inputs are fed each step: an initializer or a computed value cannot be one.
+TEST(TrainingSpecTest, RejectsDataThatIsNotAGraphInput) {
+  EXPECT_THAT(ReadWith("zerograph.inputs", R"({"data": ["x", "w"]})"),
+              IsInvalidArgument("zerograph.inputs", "'w' is not a graph input"));
+  EXPECT_THAT(ReadWith("zerograph.inputs", R"({"data": ["p"]})"),
+              IsInvalidArgument("zerograph.inputs", "'p' is not a graph input"));
+  EXPECT_THAT(ReadWith("zerograph.inputs", R"({"data": ["nope"]})"),
+              IsInvalidArgument("zerograph.inputs", "'nope' is no value"));
+}
+
+TEST(TrainingSpecTest, RejectsLrOrStepThatIsNotAGraphInput) {
+  EXPECT_THAT(ReadWith("zerograph.inputs", R"({"data": ["x"], "lr": "loss"})"),
+              IsInvalidArgument("zerograph.inputs", "lr input 'loss'"));
+  EXPECT_THAT(ReadWith("zerograph.inputs", R"({"data": ["x"], "step": "w"})"),
+              IsInvalidArgument("zerograph.inputs", "step input 'w'"));
+}
+
+// step must be an int64 scalar, lr a float scalar.
+TEST(TrainingSpecTest, RejectsLrOrStepOfTheWrongType) {
+  EXPECT_THAT(ReadWith("zerograph.inputs", R"({"data": ["x"], "step": "lr"})"),
+              IsInvalidArgument("zerograph.inputs", "int64 scalar"));
+  EXPECT_THAT(ReadWith("zerograph.inputs", R"({"data": ["y"], "lr": "x"})"),
+              IsInvalidArgument("zerograph.inputs", "float scalar"));
+}
+
+TEST(TrainingSpecTest, RejectsAnInputListedTwice) {
+  EXPECT_THAT(ReadWith("zerograph.inputs", R"({"data": ["x", "x"]})"),
+              IsInvalidArgument("zerograph.inputs", "'x' is listed twice"));
+}
+
+TEST(TrainingSpecTest, RejectsBindingOfUnknownValues) {
+  EXPECT_THAT(ReadWith("zerograph.state_binding", R"({"nope": "w"})"),
+              IsInvalidArgument("zerograph.state_binding", "'nope'"));
+  EXPECT_THAT(ReadWith("zerograph.state_binding", R"({"w.new": "nope"})"),
+              IsInvalidArgument("zerograph.state_binding", "'nope'"));
+}
+
+// Only initializers hold state; only graph outputs survive the step.
+TEST(TrainingSpecTest, RejectsBindingThatIsNotOutputToInitializer) {
+  EXPECT_THAT(ReadWith("zerograph.state_binding", R"({"w.new": "x"})"),
+              IsInvalidArgument("zerograph.state_binding", "'x', which is not an initializer"));
+  EXPECT_THAT(ReadWith("zerograph.state_binding", R"({"w.grad": "w"})"),
+              IsInvalidArgument("zerograph.state_binding", "'w.grad' is not a graph output"));
+}
+
+TEST(TrainingSpecTest, RejectsBindingWithDuplicateKeysOrTargets) {
+  EXPECT_THAT(ReadWith("zerograph.state_binding", R"({"w.new": "w", "w.new": "w"})"),
+              IsInvalidArgument("zerograph.state_binding", "'w.new' twice"));
+  EXPECT_THAT(ReadWith("zerograph.state_binding", R"({"w.new": "w", "loss": "w"})"),
+              IsInvalidArgument("zerograph.state_binding", "'w' is replaced by two values"));
+}
+
+TEST(TrainingSpecTest, RejectsBadNranks) {
+  for (const char* text : {"0", "-2", "two", "2x", ""}) {
+    EXPECT_THAT(ReadWith("zerograph.nranks", text),
+                IsInvalidArgument("zerograph.nranks", "positive"))
+        << text;
+  }
+  EXPECT_TRUE(ReadWith("zerograph.nranks", "8").ok());
+}
+
+TEST(TrainingSpecTest, RejectsMalformedLayout) {
+  EXPECT_THAT(ReadWith("zerograph.layout", "{"), IsInvalidArgument("zerograph.layout", "JSON"));
+  EXPECT_THAT(ReadWith("zerograph.layout", "[]"), IsInvalidArgument("zerograph.layout", "object"));
+}
+
+}  // namespace
+}  // namespace zerograph
