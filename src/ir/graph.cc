@@ -76,14 +76,14 @@ std::vector<Value*> Graph::initializers() const {
 // --- Building -----------------------------------------------------------------------------------
 
 Value* Graph::NewValue(std::string_view name) {
-  Value& value = value_pool_.emplace_back(GraphKey());
+  Value& value = value_pool_.emplace_back(GraphKey(), &memory_);
   value.id_ = static_cast<int64_t>(value_pool_.size()) - 1;
   value.name_ = name;
   return &value;
 }
 
 Node* Graph::NewNode() {
-  Node& node = node_pool_.emplace_back(GraphKey());
+  Node& node = node_pool_.emplace_back(GraphKey(), &memory_);
   node.id_ = static_cast<int64_t>(node_pool_.size()) - 1;
   return &node;
 }
@@ -228,7 +228,7 @@ void Graph::SetValueType(Value* value, const TensorType& type) {
 void Graph::AddUse(Value* value, Node* node, int index) { value->users_.push_back({node, index}); }
 
 void Graph::RemoveUse(Value* value, Node* node, int index) {
-  std::vector<Use>& users = value->users_;
+  std::pmr::vector<Use>& users = value->users_;
   auto it = std::find(users.begin(), users.end(), Use{node, index});
   ZG_CHECK(it != users.end(), "value '", value->name(), "' has no use by input ", index);
   *it = users.back();

@@ -139,13 +139,65 @@ Status ReadInputs(const Graph& graph, std::string_view text, TrainingSpec& spec)
   return Status::Ok();
 }
 
+// Collects a flat JSON object of strings in file order. A SAX handler, because the state binding
+// has an entry per parameter and state: building an ordered_json object searches its keys
+// linearly on every insert, which is quadratic in the entries.
+class StringMapHandler : public nlohmann::json_sax<nlohmann::json> {
+ public:
+  std::vector<std::pair<std::string, std::string>> entries;
+  std::string error;
+
+  bool key(string_t& name) override {
+    if (!seen_.insert(name).second) return Fail(StrCat("has the key '", name, "' twice"));
+    key_ = name;
+    return true;
+  }
+  bool string(string_t& value) override {
+    if (depth_ != 1) return Fail("must be a JSON object");
+    entries.emplace_back(std::move(key_), value);
+    return true;
+  }
+  bool start_object(std::size_t) override {
+    if (++depth_ > 1) return Fail(StrCat("'", key_, "' must be a string"));
+    return true;
+  }
+  bool end_object() override {
+    --depth_;
+    return true;
+  }
+  bool null() override {
+    return Fail(depth_ == 1 ? StrCat("'", key_, "' must be a string") : "must be a JSON object");
+  }
+  bool boolean(bool) override { return null(); }
+  bool number_integer(number_integer_t) override { return null(); }
+  bool number_unsigned(number_unsigned_t) override { return null(); }
+  bool number_float(number_float_t, const string_t&) override { return null(); }
+  bool binary(binary_t&) override { return null(); }
+  bool start_array(std::size_t) override { return null(); }
+  bool end_array() override { return null(); }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override {
+    return Fail("is not valid JSON");
+  }
+
+ private:
+  bool Fail(std::string message) {
+    if (error.empty()) error = std::move(message);
+    return false;
+  }
+  int depth_ = 0;
+  std::string key_;
+  std::unordered_set<std::string> seen_;
+};
+
 Status ReadStateBinding(const Graph& graph, std::string_view text, TrainingSpec& spec) {
   const std::string_view key = kStateBindingKey;
-  ZG_ASSIGN_OR_RETURN(Json json, ParseJson(key, text));
-  ZG_RETURN_IF_NOT(json.is_object(), "metadata '", key, "' must be a JSON object, got ", text);
+  StringMapHandler handler;
+  const bool parsed = nlohmann::json::sax_parse(text.begin(), text.end(), &handler);
+  ZG_RETURN_IF_NOT(parsed && handler.error.empty(), "metadata '", key, "' ",
+                   handler.error.empty() ? std::string("is not valid JSON") : handler.error, ": ",
+                   text.substr(0, 200));
   std::unordered_set<std::string> targets;
-  for (const auto& [new_name, item] : json.items()) {
-    ZG_ASSIGN_OR_RETURN(std::string old_name, JsonString(key, new_name, item));
+  for (auto& [new_name, old_name] : handler.entries) {
     const Value* new_value = graph.FindValue(new_name);
     ZG_RETURN_IF_NOT(new_value != nullptr, "metadata '", key, "': new value '", new_name,
                      "' is no value of the graph");
@@ -158,7 +210,7 @@ Status ReadStateBinding(const Graph& graph, std::string_view text, TrainingSpec&
                      "' replaces '", old_name, "', which is not an initializer");
     ZG_RETURN_IF_NOT(targets.insert(old_name).second, "metadata '", key, "': initializer '",
                      old_name, "' is replaced by two values");
-    spec.state_binding.emplace_back(new_name, std::move(old_name));
+    spec.state_binding.emplace_back(std::move(new_name), std::move(old_name));
   }
   return Status::Ok();
 }
@@ -245,9 +297,16 @@ void WriteTrainingSpec(const TrainingSpec& spec, Graph& graph) {
   if (!spec.step_input.empty()) inputs["step"] = spec.step_input;
   graph.SetMetadata(kInputsKey, Dump(inputs));
 
-  Json binding = Json::object();
-  for (const auto& [new_name, old_name] : spec.state_binding) binding[new_name] = old_name;
-  graph.SetMetadata(kStateBindingKey, Dump(binding));
+  // Written entry by entry, in order (an ordered_json object would search its keys per insert).
+  std::string binding = "{";
+  for (const auto& [new_name, old_name] : spec.state_binding) {
+    if (binding.size() > 1) binding += ',';
+    binding += Dump(Json(new_name));
+    binding += ':';
+    binding += Dump(Json(old_name));
+  }
+  binding += '}';
+  graph.SetMetadata(kStateBindingKey, binding);
 
   if (spec.nranks) graph.SetMetadata(kNranksKey, StrCat(*spec.nranks));
   if (spec.layout) graph.SetMetadata(kLayoutKey, *spec.layout);

@@ -124,7 +124,7 @@ class ShardingRewriter {
 
   StatusOr<bool> Run(std::string& stats) {
     ZG_RETURN_IF_NOT(options_.nranks >= 1, "--nranks must be at least 1, got ", options_.nranks);
-    ZG_RETURN_IF_NOT(options_.comm_buffer_mb >= 1, "--comm-buffer-mb must be at least 1, got ",
+    ZG_RETURN_IF_NOT(options_.comm_buffer_mb * kMiB >= 1, "--comm-buffer-mb must be positive, got ",
                      options_.comm_buffer_mb);
     ZG_ASSIGN_OR_RETURN(std::optional<TrainingSpec> spec, ReadTrainingSpec(graph_));
     ZG_RETURN_IF_NOT(spec.has_value(),
@@ -228,7 +228,8 @@ class ShardingRewriter {
       auto [it, inserted] = key_ids.emplace(c.key, static_cast<int64_t>(key_ids.size()));
       items.push_back({it->second, c.slot.param->initializer()->byte_size()});
     }
-    std::vector<std::vector<size_t>> buckets = AssignBuckets(items, options_.comm_buffer_mb * kMiB);
+    std::vector<std::vector<size_t>> buckets =
+        AssignBuckets(items, static_cast<int64_t>(options_.comm_buffer_mb * kMiB));
     for (std::vector<size_t>& bucket : buckets) {
       for (size_t& member : bucket) member = order[member];
       std::sort(bucket.begin(), bucket.end());

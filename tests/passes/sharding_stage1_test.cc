@@ -30,7 +30,7 @@ struct Rewrite {
 };
 
 Rewrite Shard(Graph& graph, int64_t nranks, BucketOrder order = BucketOrder::kParameter,
-              int64_t comm_buffer_mb = 256) {
+              double comm_buffer_mb = 256) {
   PassPipeline pipeline(/*verify_each=*/true);
   auto& pass = pipeline.AddPass<ShardingStage1Pass>(
       ShardingStage1Pass::Options{nranks, comm_buffer_mb, order});

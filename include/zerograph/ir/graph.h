@@ -7,6 +7,7 @@
 #include <functional>
 #include <iterator>
 #include <memory>
+#include <memory_resource>
 #include <optional>
 #include <span>
 #include <string>
@@ -208,11 +209,14 @@ class Graph {
   };
 
   std::unique_ptr<ProtoStore> store_;
-  std::deque<Node> node_pool_;
-  std::deque<Value> value_pool_;
+  // Nodes, values, their edge lists and the name maps grow in one region freed with the graph:
+  // a million-node graph is then a few large allocations, not millions of small ones.
+  std::pmr::monotonic_buffer_resource memory_;
+  std::pmr::deque<Node> node_pool_{&memory_};
+  std::pmr::deque<Value> value_pool_{&memory_};
   std::deque<Tensor> tensor_pool_;
-  std::unordered_map<std::string_view, Value*> values_by_name_;
-  std::unordered_map<std::string_view, Node*> nodes_by_name_;
+  std::pmr::unordered_map<std::string_view, Value*> values_by_name_{&memory_};
+  std::pmr::unordered_map<std::string_view, Node*> nodes_by_name_{&memory_};
   std::vector<Value*> inputs_;
   std::vector<onnx::ValueInfoProto*> input_infos_;
   std::vector<Value*> outputs_;

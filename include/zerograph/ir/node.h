@@ -2,6 +2,7 @@
 #define ZEROGRAPH_IR_NODE_H_
 
 #include <cstdint>
+#include <memory_resource>
 #include <optional>
 #include <span>
 #include <string>
@@ -47,7 +48,7 @@ enum class AttributeType : int32_t {
 // `__`-prefixed attributes. Nodes are owned by their Graph and edited only through it.
 class Node {
  public:
-  explicit Node(GraphKey) {}
+  Node(GraphKey, std::pmr::memory_resource* memory) : inputs_(memory), outputs_(memory) {}
   Node(const Node&) = delete;
   Node& operator=(const Node&) = delete;
 
@@ -134,8 +135,8 @@ class Node {
 
   int64_t id_ = -1;
   onnx::NodeProto* proto_ = nullptr;
-  std::vector<Value*> inputs_;
-  std::vector<Value*> outputs_;
+  std::pmr::vector<Value*> inputs_;
+  std::pmr::vector<Value*> outputs_;
   Node* prev_ = nullptr;
   Node* next_ = nullptr;
   int64_t order_ = 0;

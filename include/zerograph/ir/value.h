@@ -2,7 +2,9 @@
 #define ZEROGRAPH_IR_VALUE_H_
 
 #include <cstdint>
+#include <memory_resource>
 #include <optional>
+#include <span>
 #include <string_view>
 #include <vector>
 
@@ -30,7 +32,7 @@ struct Use {
 // number of nodes. Values are owned by their Graph and edited only through it.
 class Value {
  public:
-  explicit Value(GraphKey) {}
+  Value(GraphKey, std::pmr::memory_resource* memory) : users_(memory) {}
   Value(const Value&) = delete;
   Value& operator=(const Value&) = delete;
 
@@ -42,7 +44,7 @@ class Value {
   Node* producer() const { return producer_; }
   // Which output of `producer()` this is.
   int producer_output_index() const { return producer_output_index_; }
-  const std::vector<Use>& users() const { return users_; }
+  std::span<const Use> users() const { return users_; }
 
   bool is_graph_input() const { return is_graph_input_; }
   bool is_graph_output() const { return graph_output_count_ > 0; }
@@ -62,7 +64,7 @@ class Value {
   std::string_view name_;
   Node* producer_ = nullptr;
   int producer_output_index_ = -1;
-  std::vector<Use> users_;
+  std::pmr::vector<Use> users_;
   bool is_graph_input_ = false;
   bool erased_ = false;
   int graph_output_count_ = 0;

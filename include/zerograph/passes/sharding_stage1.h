@@ -36,7 +36,7 @@ class ShardingStage1Pass : public GraphPass {
     // Ranks that share the optimizer state.
     int64_t nranks = 1;
     // Bucket size limit in MiB of unpadded gradient bytes (the seed's default, 256).
-    int64_t comm_buffer_mb = 256;
+    double comm_buffer_mb = 256;
     BucketOrder bucket_order = BucketOrder::kGradientReady;
   };
 
