@@ -1,0 +1,58 @@
+#include "zerograph/runtime/kernel.h"
+
+#include <algorithm>
+#include <string>
+
+#include "zerograph/core/str_cat.h"
+#include "zerograph/ir/node.h"
+
+namespace zerograph::runtime {
+
+OpKernel::OpKernel(const KernelInfo& info)
+    : node_name_(info.node->name()),
+      op_type_(info.node->op_type()),
+      device_(info.device),
+      dtype_(info.dtype),
+      rank_(info.rank),
+      nranks_(info.nranks),
+      num_inputs_(info.node->num_inputs()),
+      num_outputs_(info.node->num_outputs()),
+      host_inputs_(info.host_inputs) {}
+
+std::string OpKernel::Describe() const {
+  return StrCat("node '", node_name_, "' (", op_type_, ")");
+}
+
+StatusOr<std::vector<OutputInfo>> OpKernel::InferOutputs(const ShapeContext& ctx) const {
+  if (ctx.inputs.size() != num_inputs_) {
+    return InvalidArgumentError(StrCat(Describe(), ": shape inference got ", ctx.inputs.size(),
+                                       " inputs, the node has ", num_inputs_));
+  }
+  StatusOr<std::vector<OutputInfo>> outputs = InferOutputsImpl(ctx);
+  if (!outputs.ok()) return std::move(outputs).status().WithContext(Describe());
+  ZG_RET_CHECK(outputs->size() == num_outputs_, Describe(), " inferred ", outputs->size(),
+               " outputs for ", num_outputs_);
+  return outputs;
+}
+
+Status OpKernel::Compute(const KernelContext& ctx) const {
+  ZG_RET_CHECK(ctx.inputs.size() == num_inputs_ && ctx.outputs.size() == num_outputs_, Describe(),
+               " run with ", ctx.inputs.size(), " inputs and ", ctx.outputs.size(), " outputs");
+  ZG_RET_CHECK(ctx.stream != nullptr, Describe(), " run without a stream");
+  for (size_t i = 0; i < ctx.inputs.size(); ++i) {
+    const DeviceTensor* t = ctx.inputs[i];
+    if (t == nullptr) continue;
+    const bool host = std::find(host_inputs_.begin(), host_inputs_.end(), static_cast<int>(i)) !=
+                      host_inputs_.end();
+    const bool placed = host ? t->device().host_accessible() : t->device().type() == device_;
+    ZG_RET_CHECK(!t->empty() && t->is_contiguous() && placed, Describe(), ": input ", i, " ",
+                 t->ToString(), " is empty, strided or in the wrong memory");
+  }
+  for (const DeviceTensor* t : ctx.outputs) {
+    ZG_RET_CHECK(t != nullptr && !t->empty() && t->is_contiguous() && t->device().type() == device_,
+                 Describe(), ": an output is missing, strided or on another device");
+  }
+  return ComputeImpl(ctx).WithContext(Describe());
+}
+
+}  // namespace zerograph::runtime

@@ -1,0 +1,29 @@
+#ifndef ZEROGRAPH_SRC_RUNTIME_KERNELS_CPU_ADAMW_UPDATE_H_
+#define ZEROGRAPH_SRC_RUNTIME_KERNELS_CPU_ADAMW_UPDATE_H_
+
+#include <cstdint>
+
+namespace zerograph::runtime {
+
+// The scalars of one AdamW step (DESIGN §4, PyTorch's AdamW).
+struct AdamWScalars {
+  float lr = 0;
+  float beta1 = 0.9f;
+  float beta2 = 0.999f;
+  float epsilon = 1e-8f;
+  float weight_decay = 0.01f;
+  int64_t step = 1;  // t, 1-based
+};
+
+// One pass over n elements, computing in fp32 whatever T stores (float, Float16, BFloat16):
+//   X ← X·(1 − lr·wd);  M ← β1·M + (1−β1)·G;  V ← β2·V + (1−β2)·G²
+//   X ← X − (lr / (1−β1^t))·M / (√V / √(1−β2^t) + ε)
+// It reads x, g, m, v and writes x_out, m_out, v_out once each, so it runs at memory bandwidth;
+// the outputs may be the inputs (in place).
+template <typename T>
+void AdamWUpdate(const AdamWScalars& s, int64_t n, const T* x, const T* g, const T* m, const T* v,
+                 T* x_out, T* m_out, T* v_out);
+
+}  // namespace zerograph::runtime
+
+#endif  // ZEROGRAPH_SRC_RUNTIME_KERNELS_CPU_ADAMW_UPDATE_H_

@@ -1,0 +1,90 @@
+// Cast(input) to the dtype in attribute `to`, between the floating types (fp32, fp64, fp16, bf16,
+// rounding to nearest even), the integers (truncating toward zero, as C++ and numpy do) and bool
+// (nonzero is true). Out-of-range floats cast to integers are undefined in ONNX and here.
+
+#include <memory>
+
+#include "runtime/kernels/cpu/cpu_kernels.h"
+#include "runtime/kernels/kernel_util.h"
+
+namespace zerograph::runtime {
+namespace {
+
+template <typename D, typename S>
+D Convert(S value) {
+  if constexpr (std::is_same_v<D, S>) {
+    return value;
+  } else if constexpr (kIsNarrowFloat<S>) {
+    return Convert<D>(ToFloat(value));
+  } else if constexpr (std::is_same_v<D, bool>) {
+    return value != S(0);
+  } else if constexpr (kIsNarrowFloat<D>) {
+    return FromFloat<D>(static_cast<float>(value));
+  } else {
+    return static_cast<D>(value);
+  }
+}
+
+using CastFn = void (*)(const void* in, void* out, int64_t n);
+
+template <typename S, typename D>
+void CastLoop(const void* in, void* out, int64_t n) {
+  const S* src = static_cast<const S*>(in);
+  D* dst = static_cast<D*>(out);
+  for (int64_t i = 0; i < n; ++i) dst[i] = Convert<D>(src[i]);
+}
+
+#define ZG_CAST_DTYPES                                                             \
+  DataType::kFloat32, DataType::kFloat64, DataType::kFloat16, DataType::kBFloat16, \
+      DataType::kInt64, DataType::kInt32, DataType::kInt8, DataType::kUint8, DataType::kBool
+
+class CastKernel final : public OpKernel {
+ public:
+  static StatusOr<std::unique_ptr<OpKernel>> Create(const KernelInfo& info) {
+    ZG_ASSIGN_OR_RETURN(int64_t to, IntAttr(*info.node, "to"));
+    std::optional<DataType> target = DataTypeFromOnnx(static_cast<int32_t>(to));
+    ZG_RETURN_IF_NOT(target.has_value(), "attribute 'to' = ", to, " is not a data type");
+    StatusOr<CastFn> fn = DispatchDtype<ZG_CAST_DTYPES>(info.dtype, [&](auto src) {
+      return DispatchDtype<ZG_CAST_DTYPES>(*target, [&](auto dst) -> StatusOr<CastFn> {
+        return &CastLoop<decltype(src), decltype(dst)>;
+      });
+    });
+    if (!fn.ok()) {
+      return UnimplementedError(StrCat("Cast from ", DataTypeName(info.dtype), " to ",
+                                       DataTypeName(*target), " is not supported"));
+    }
+    return std::unique_ptr<OpKernel>(new CastKernel(info, *target, *fn));
+  }
+
+ protected:
+  StatusOr<std::vector<OutputInfo>> InferOutputsImpl(const ShapeContext& ctx) const override {
+    ZG_RETURN_IF_NOT(ctx.num_inputs() == 1, "expects 1 input, got ", ctx.num_inputs());
+    ZG_ASSIGN_OR_RETURN(const TensorSpec* x, RequiredInput(ctx, 0));
+    OutputInfo out{TensorSpec{target_, x->shape}};
+    if (target_ == x->dtype) out.view = OutputInfo::View{0, 0};
+    return std::vector<OutputInfo>{std::move(out)};
+  }
+  Status ComputeImpl(const KernelContext& ctx) const override {
+    if (target_ == ctx.inputs[0]->dtype()) {
+      CopyUnlessSame(*ctx.inputs[0], *ctx.outputs[0]);
+    } else {
+      fn_(ctx.inputs[0]->data(), ctx.outputs[0]->data(), ctx.outputs[0]->numel());
+    }
+    return Status::Ok();
+  }
+
+ private:
+  CastKernel(const KernelInfo& info, DataType target, CastFn fn)
+      : OpKernel(info), target_(target), fn_(fn) {}
+  DataType target_;
+  CastFn fn_;
+};
+
+}  // namespace
+
+Status RegisterCpuCastKernels(KernelRegistry& registry) {
+  return registry.Register(
+      {"", "Cast", DeviceType::kCpu, {ZG_CAST_DTYPES}, 0, {}, &CastKernel::Create});
+}
+
+}  // namespace zerograph::runtime

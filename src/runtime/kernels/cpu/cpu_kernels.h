@@ -1,0 +1,23 @@
+#ifndef ZEROGRAPH_SRC_RUNTIME_KERNELS_CPU_CPU_KERNELS_H_
+#define ZEROGRAPH_SRC_RUNTIME_KERNELS_CPU_CPU_KERNELS_H_
+
+#include "zerograph/core/status.h"
+#include "zerograph/runtime/kernel_registry.h"
+
+namespace zerograph::runtime {
+
+// Each family of CPU kernels registers itself here; RegisterCpuKernels calls them all.
+Status RegisterCpuBinaryKernels(KernelRegistry& registry);  // Add Sub Mul Div Greater ReluGrad
+Status RegisterCpuUnaryKernels(KernelRegistry& registry);   // Relu Neg Sqrt
+Status RegisterCpuMatMulKernels(KernelRegistry& registry);  // MatMul Gemm
+Status RegisterCpuReduceKernels(KernelRegistry& registry);  // ReduceSum ReduceMean
+Status RegisterCpuShapeKernels(KernelRegistry& registry);   // Identity Reshape Transpose Constant
+Status RegisterCpuCastKernels(KernelRegistry& registry);    // Cast
+Status RegisterCpuOptimizerKernels(KernelRegistry& registry);      // AdamW SGD
+Status RegisterCpuOnnxOptimizerKernels(KernelRegistry& registry);  // Adam Momentum Adagrad
+Status RegisterCpuFusedBufferKernels(KernelRegistry& registry);  // CoalesceTensors TensorViews ...
+Status RegisterCpuCollectiveKernels(KernelRegistry& registry);  // ReduceScatter AllGather AllReduce
+
+}  // namespace zerograph::runtime
+
+#endif  // ZEROGRAPH_SRC_RUNTIME_KERNELS_CPU_CPU_KERNELS_H_

@@ -1,0 +1,21 @@
+#include "zerograph/runtime/kernel_registry.h"
+
+#include "runtime/kernels/cpu/cpu_kernels.h"
+
+namespace zerograph::runtime {
+
+Status RegisterCpuKernels(KernelRegistry& registry) {
+  ZG_RETURN_IF_ERROR(RegisterCpuBinaryKernels(registry));
+  ZG_RETURN_IF_ERROR(RegisterCpuUnaryKernels(registry));
+  ZG_RETURN_IF_ERROR(RegisterCpuMatMulKernels(registry));
+  ZG_RETURN_IF_ERROR(RegisterCpuReduceKernels(registry));
+  ZG_RETURN_IF_ERROR(RegisterCpuShapeKernels(registry));
+  ZG_RETURN_IF_ERROR(RegisterCpuCastKernels(registry));
+  ZG_RETURN_IF_ERROR(RegisterCpuOptimizerKernels(registry));
+  ZG_RETURN_IF_ERROR(RegisterCpuOnnxOptimizerKernels(registry));
+  ZG_RETURN_IF_ERROR(RegisterCpuFusedBufferKernels(registry));
+  ZG_RETURN_IF_ERROR(RegisterCpuCollectiveKernels(registry));
+  return Status::Ok();
+}
+
+}  // namespace zerograph::runtime

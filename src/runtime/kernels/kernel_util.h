@@ -1,0 +1,146 @@
+#ifndef ZEROGRAPH_SRC_RUNTIME_KERNELS_KERNEL_UTIL_H_
+#define ZEROGRAPH_SRC_RUNTIME_KERNELS_KERNEL_UTIL_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <vector>
+
+#include "zerograph/core/status.h"
+#include "zerograph/core/str_cat.h"
+#include "zerograph/ir/node.h"
+#include "zerograph/runtime/device_tensor.h"
+#include "zerograph/runtime/half.h"
+#include "zerograph/runtime/kernel.h"
+
+namespace zerograph::runtime {
+
+// --- Attributes: absent takes the default (or is an error when there is none); another kind is
+// an error naming the attribute.
+StatusOr<int64_t> IntAttr(const Node& node, std::string_view name,
+                          std::optional<int64_t> default_value = std::nullopt);
+StatusOr<float> FloatAttr(const Node& node, std::string_view name,
+                          std::optional<float> default_value = std::nullopt);
+StatusOr<std::string> StringAttr(const Node& node, std::string_view name,
+                                 std::optional<std::string_view> default_value = std::nullopt);
+StatusOr<std::vector<int64_t>> IntsAttr(
+    const Node& node, std::string_view name,
+    std::optional<std::vector<int64_t>> default_value = std::nullopt);
+
+// Checks a node's `nranks` attribute, when it has one, against the ranks running it: a graph
+// rewritten for N ranks runs only on N.
+Status CheckNranksAttribute(const KernelInfo& info);
+
+// --- Shapes.
+// `axis` in [-rank, rank) made non-negative; InvalidArgument otherwise.
+StatusOr<int64_t> NormalizeAxis(int64_t axis, int64_t rank);
+// The values of a 1-D (or scalar) int64 tensor on the host.
+StatusOr<std::vector<int64_t>> ReadInt64Values(const DeviceTensor& tensor, std::string_view what);
+// A shape inference input that must be present.
+StatusOr<const TensorSpec*> RequiredInput(const ShapeContext& ctx, size_t i);
+
+// --- Element types. The C++ type of each dtype the CPU kernels handle.
+template <DataType D>
+struct CppType;
+template <>
+struct CppType<DataType::kFloat32> {
+  using type = float;
+};
+template <>
+struct CppType<DataType::kFloat64> {
+  using type = double;
+};
+template <>
+struct CppType<DataType::kFloat16> {
+  using type = Float16;
+};
+template <>
+struct CppType<DataType::kBFloat16> {
+  using type = BFloat16;
+};
+template <>
+struct CppType<DataType::kInt64> {
+  using type = int64_t;
+};
+template <>
+struct CppType<DataType::kInt32> {
+  using type = int32_t;
+};
+template <>
+struct CppType<DataType::kInt8> {
+  using type = int8_t;
+};
+template <>
+struct CppType<DataType::kUint8> {
+  using type = uint8_t;
+};
+template <>
+struct CppType<DataType::kBool> {
+  using type = bool;
+};
+
+// The type arithmetic on T happens in: fp32 for the 16-bit floats, T itself otherwise.
+template <typename T>
+inline constexpr bool kIsNarrowFloat = std::is_same_v<T, Float16> || std::is_same_v<T, BFloat16>;
+template <typename T>
+using ArithType = std::conditional_t<kIsNarrowFloat<T>, float, T>;
+template <typename T>
+inline ArithType<T> Load(T value) {
+  if constexpr (kIsNarrowFloat<T>) {
+    return ToFloat(value);
+  } else {
+    return value;
+  }
+}
+template <typename T>
+inline T Store(ArithType<T> value) {
+  if constexpr (kIsNarrowFloat<T>) {
+    return FromFloat<T>(value);
+  } else {
+    return value;
+  }
+}
+
+// Calls fn(T{}) with T the C++ type of `dtype`, for dtype in `Dtypes...`; returns Unimplemented
+// for any other dtype.
+template <DataType... Dtypes, typename Fn>
+auto DispatchDtype(DataType dtype, Fn&& fn) -> decltype(fn(float{})) {
+  using Result = decltype(fn(float{}));
+  std::optional<Result> result;
+  ((dtype == Dtypes ? (result.emplace(fn(typename CppType<Dtypes>::type{})), true) : false) || ...);
+  if (result) return std::move(*result);
+  return UnimplementedError(StrCat("no CPU code for dtype ", DataTypeName(dtype)));
+}
+
+// A factory for a kernel class template instantiated per element type:
+// MakeTypedKernel<AddKernel, kFloat32, kFloat64>(info).
+template <template <typename> class Kernel, DataType... Dtypes>
+StatusOr<std::unique_ptr<OpKernel>> MakeTypedKernel(const KernelInfo& info) {
+  return DispatchDtype<Dtypes...>(info.dtype, [&](auto tag) -> StatusOr<std::unique_ptr<OpKernel>> {
+    return Kernel<decltype(tag)>::Create(info);
+  });
+}
+
+// The usual Create for kernels whose constructor cannot fail.
+template <typename K>
+StatusOr<std::unique_ptr<OpKernel>> MakeKernel(const KernelInfo& info) {
+  return std::unique_ptr<OpKernel>(new K(info));
+}
+
+// Copies `src` into `dst` (same byte size) unless the executor made `dst` that very view.
+void CopyUnlessSame(const DeviceTensor& src, const DeviceTensor& dst);
+
+// Every dtype the data-movement kernels (Identity, Reshape, Transpose, views) accept.
+inline constexpr DataType kAllDtypes[] = {
+    DataType::kFloat32, DataType::kFloat16, DataType::kBFloat16, DataType::kFloat64,
+    DataType::kInt64,   DataType::kInt32,   DataType::kInt8,     DataType::kUint8,
+    DataType::kBool,    DataType::kInt16,   DataType::kUint16,   DataType::kUint32,
+    DataType::kUint64};
+
+}  // namespace zerograph::runtime
+
+#endif  // ZEROGRAPH_SRC_RUNTIME_KERNELS_KERNEL_UTIL_H_

@@ -1,0 +1,148 @@
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "runtime/kernel_test_util.h"
+#include "zerograph/ir/op_role.h"
+
+namespace zerograph::runtime {
+namespace {
+
+using testing::ExpectNear;
+using testing::KernelRunner;
+using testing::UnitRoundoff;
+using testing::Values;
+
+struct AdamWState {
+  std::vector<double> x, m, v;
+};
+
+// DESIGN §4, literally, in double:
+//   X ← X·(1 − lr·wd); M ← β1·M + (1−β1)·G; V ← β2·V + (1−β2)·G²;
+//   X ← X − lr·(M/(1−β1^t)) / (√(V/(1−β2^t)) + ε)
+AdamWState ReferenceAdamW(AdamWState s, const std::vector<double>& g, double lr, int64_t t,
+                          double b1, double b2, double eps, double wd) {
+  for (size_t i = 0; i < g.size(); ++i) {
+    s.x[i] *= 1 - lr * wd;
+    s.m[i] = b1 * s.m[i] + (1 - b1) * g[i];
+    s.v[i] = b2 * s.v[i] + (1 - b2) * g[i] * g[i];
+    const double m_hat = s.m[i] / (1 - std::pow(b1, static_cast<double>(t)));
+    const double v_hat = s.v[i] / (1 - std::pow(b2, static_cast<double>(t)));
+    s.x[i] -= lr * m_hat / (std::sqrt(v_hat) + eps);
+  }
+  return s;
+}
+
+class AdamWTest : public ::testing::TestWithParam<DataType> {};
+
+// The fused multi-tensor AdamW matches the DESIGN formula for two tensors of different shapes,
+// at steps 1 and 7, default and explicit attributes; copying and in-place outputs agree.
+TEST_P(AdamWTest, MatchesDesignFormula) {
+  const DataType dtype = GetParam();
+  KernelRunner runner;
+  const std::vector<Shape> shapes = {{3, 5}, {37}};
+  for (int64_t step : {1, 7}) {
+    for (bool explicit_attrs : {false, true}) {
+      const double b1 = explicit_attrs ? 0.8 : 0.9, b2 = explicit_attrs ? 0.95 : 0.999;
+      const double eps = explicit_attrs ? 1e-3 : 1e-8, wd = explicit_attrs ? 0.1 : 0.01;
+      const double lr = 0.05;
+      std::vector<DeviceTensor> inputs = {runner.MakeTensor(DataType::kFloat32, {}, {lr}),
+                                          runner.MakeTensor(DataType::kInt64, {}, {double(step)})};
+      uint32_t seed = 10;
+      for (int group = 0; group < 4; ++group) {
+        for (const Shape& shape : shapes) {
+          // V must be non-negative.
+          inputs.push_back(runner.Random(dtype, shape, seed++, group == 3 ? 0 : -1, 1));
+        }
+      }
+      std::vector<Attr> attrs;
+      if (explicit_attrs) {
+        attrs = {Attr("beta1", b1), Attr("beta2", b2), Attr("epsilon", eps),
+                 Attr("weight_decay", wd)};
+      }
+      // Attributes are float32 in ONNX: the reference uses the rounded values.
+      const double fb1 = static_cast<float>(b1), fb2 = static_cast<float>(b2);
+      const double feps = static_cast<float>(eps), fwd = static_cast<float>(wd);
+      for (bool in_place : {false, true}) {
+        Node* node = runner.MakeNode(kZerographDomain, "AdamW", inputs, 6, attrs);
+        std::vector<DeviceTensor> fresh = inputs;
+        if (in_place) {  // copies, so the update can overwrite them
+          for (size_t i = 2; i < fresh.size(); ++i) {
+            fresh[i] = runner.MakeTensor(dtype, inputs[i].shape(), Values(inputs[i]));
+          }
+        }
+        StatusOr<std::vector<DeviceTensor>> out = runner.Run(*node, fresh, /*alias=*/in_place);
+        ASSERT_TRUE(out.ok()) << out.status().ToString();
+        for (size_t i = 0; i < shapes.size(); ++i) {
+          AdamWState expected =
+              ReferenceAdamW({Values(inputs[2 + i]), Values(inputs[6 + i]), Values(inputs[8 + i])},
+                             Values(inputs[4 + i]), lr, step, fb1, fb2, feps, fwd);
+          const double rtol = 8 * UnitRoundoff(dtype);
+          const std::string what = "tensor " + std::to_string(i) + " step " + std::to_string(step);
+          ExpectNear(Values((*out)[i]), expected.x, rtol, rtol, what + " X");
+          ExpectNear(Values((*out)[2 + i]), expected.m, rtol, rtol, what + " M");
+          ExpectNear(Values((*out)[4 + i]), expected.v, rtol, rtol, what + " V");
+        }
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Dtypes, AdamWTest,
+                         ::testing::Values(DataType::kFloat32, DataType::kFloat16,
+                                           DataType::kBFloat16),
+                         [](const auto& info) { return std::string(DataTypeName(info.param)); });
+
+// Every X', M', V' may take its input's memory.
+TEST(AdamWShapeTest, OutputsMayRunInPlace) {
+  KernelRunner runner;
+  std::vector<DeviceTensor> inputs = {runner.MakeTensor(DataType::kFloat32, {}, {0.1}),
+                                      runner.MakeTensor(DataType::kInt64, {}, {1})};
+  for (int i = 0; i < 4; ++i) inputs.push_back(runner.Random(DataType::kFloat32, {4}, i));
+  Node* node = runner.MakeNode(kZerographDomain, "AdamW", inputs, 3);
+  StatusOr<std::vector<OutputInfo>> infos = runner.Infer(*node, inputs);
+  ASSERT_TRUE(infos.ok()) << infos.status().ToString();
+  EXPECT_EQ((*infos)[0].in_place_input, 2);
+  EXPECT_EQ((*infos)[1].in_place_input, 4);
+  EXPECT_EQ((*infos)[2].in_place_input, 5);
+}
+
+// Step 0, mismatched shapes and a wrong input count are refused.
+TEST(AdamWShapeTest, BadInputsAreRefused) {
+  KernelRunner runner;
+  std::vector<DeviceTensor> inputs = {runner.MakeTensor(DataType::kFloat32, {}, {0.1}),
+                                      runner.MakeTensor(DataType::kInt64, {}, {0})};
+  for (int i = 0; i < 4; ++i) inputs.push_back(runner.Random(DataType::kFloat32, {4}, i, 0, 1));
+  StatusOr<std::vector<DeviceTensor>> out = runner.Run(kZerographDomain, "AdamW", inputs, 3);
+  ASSERT_FALSE(out.ok());
+  EXPECT_NE(out.status().message().find("step"), std::string_view::npos);
+  inputs[1] = runner.MakeTensor(DataType::kInt64, {}, {1});
+  inputs[5] = runner.Random(DataType::kFloat32, {5}, 9);
+  EXPECT_FALSE(runner.Run(kZerographDomain, "AdamW", inputs, 3).ok());
+  inputs.pop_back();
+  EXPECT_FALSE(runner.Run(kZerographDomain, "AdamW", inputs, 3).ok());
+}
+
+// SGD: X ← X − lr·G for each tensor.
+TEST(SgdTest, MatchesFormula) {
+  KernelRunner runner;
+  for (DataType dtype : {DataType::kFloat32, DataType::kFloat16, DataType::kBFloat16}) {
+    std::vector<DeviceTensor> inputs = {
+        runner.MakeTensor(DataType::kFloat32, {}, {0.25}), runner.Random(dtype, {2, 3}, 1),
+        runner.Random(dtype, {4}, 2), runner.Random(dtype, {2, 3}, 3),
+        runner.Random(dtype, {4}, 4)};
+    StatusOr<std::vector<DeviceTensor>> out = runner.Run(kZerographDomain, "SGD", inputs, 2);
+    ASSERT_TRUE(out.ok()) << out.status().ToString();
+    for (size_t i = 0; i < 2; ++i) {
+      std::vector<double> x = Values(inputs[1 + i]), g = Values(inputs[3 + i]), expected;
+      for (size_t j = 0; j < x.size(); ++j) expected.push_back(x[j] - 0.25 * g[j]);
+      ExpectNear(Values((*out)[i]), expected, 2 * UnitRoundoff(dtype), UnitRoundoff(dtype),
+                 DataTypeName(dtype));
+    }
+  }
+}
+
+}  // namespace
+}  // namespace zerograph::runtime
