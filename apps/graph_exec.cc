@@ -1,13 +1,28 @@
-// graph-exec: trains a (rewritten) graph on every rank, saving and loading checkpoints. Today it
-// checks its command line and says that the executor is not there yet.
+// graph-exec: trains a (rewritten) graph on every rank (mpirun -np N graph-exec ...), or runs a
+// model once (--run-once). Checkpoints come with the checkpoint issue.
 
+#include <algorithm>
 #include <cstdint>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <span>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
 #include "cli_main.h"
 #include "zerograph/core/status.h"
+#include "zerograph/ir/graph.h"
+#include "zerograph/onnx/load_model.h"
+#include "zerograph/runtime/communicator.h"
+#include "zerograph/runtime/device.h"
+#include "zerograph/runtime/kernel_registry.h"
+#include "zerograph/runtime/run_once.h"
+#include "zerograph/runtime/stream.h"
+#include "zerograph/train/lr_schedule.h"
+#include "zerograph/train/trainer.h"
 
 namespace zerograph {
 namespace {
@@ -20,6 +35,9 @@ struct GraphExecOptions {
   double lr = 1e-3;
   std::string lr_schedule = "constant";
   int64_t warmup_steps = 0;
+  double warmup_start_lr = 0;
+  std::optional<double> warmup_end_lr;  // default: --lr
+  double min_lr = 0;
   std::string save_dir;
   int64_t save_every = 0;  // 0: save once, after the last step
   std::string save_format = "unbalanced";
@@ -58,6 +76,19 @@ void SetUpGraphExec(CLI::App& app, GraphExecOptions& options) {
       ->check(cli::AtLeast(0))
       ->capture_default_str()
       ->type_name("N");
+  app.add_option("--warmup-start-lr", options.warmup_start_lr,
+                 "Learning rate at step 0 of the warmup (LinearWarmup's start_lr)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str()
+      ->type_name("F");
+  app.add_option("--warmup-end-lr", options.warmup_end_lr,
+                 "Learning rate the warmup reaches (LinearWarmup's end_lr; default --lr)")
+      ->check(CLI::NonNegativeNumber)
+      ->type_name("F");
+  app.add_option("--min-lr", options.min_lr, "Learning rate the cosine schedule decays to")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str()
+      ->type_name("F");
   CLI::Option* save =
       app.add_option("--save", options.save_dir, "Write checkpoints into this folder")
           ->type_name("DIR");
@@ -108,13 +139,113 @@ void SetUpGraphExec(CLI::App& app, GraphExecOptions& options) {
   });
 }
 
+// Every rank reports whether its setup worked before anything collective runs, so a rank that
+// failed (a missing file, a graph made for another rank count) makes all ranks stop with the same
+// exit code instead of leaving the others waiting in a collective.
+Status AgreeOnSetup(const Status& setup, runtime::Communicator& comm, runtime::Device& device) {
+  if (comm.size() == 1) return setup;
+  ZG_ASSIGN_OR_RETURN(std::unique_ptr<runtime::Stream> stream, device.CreateStream("setup"));
+  ZG_ASSIGN_OR_RETURN(runtime::DeviceTensor failures,
+                      runtime::DeviceTensor::Allocate(device, DataType::kInt64, {2}));
+  const int64_t mine[2] = {setup.ExitCode() == kExitBadInput ? 1 : 0,
+                           !setup.ok() && setup.ExitCode() != kExitBadInput ? 1 : 0};
+  ZG_RETURN_IF_ERROR(device.CopyFromHost(std::as_bytes(std::span<const int64_t>(mine)), failures));
+  ZG_RETURN_IF_ERROR(comm.AllReduce(failures, failures, runtime::ReduceOp::kSum, *stream));
+  ZG_RETURN_IF_ERROR(stream->Synchronize());
+  int64_t all[2] = {0, 0};
+  ZG_RETURN_IF_ERROR(device.CopyToHost(failures, std::as_writable_bytes(std::span<int64_t>(all))));
+  if (!setup.ok()) return setup;
+  if (all[0] > 0) {
+    return InvalidArgumentError(StrCat("rank ", comm.rank(), " stops: ", all[0],
+                                       " other rank(s) rejected their input (see their message)"));
+  }
+  if (all[1] > 0) {
+    return UnavailableError(StrCat("rank ", comm.rank(), " stops: ", all[1],
+                                   " other rank(s) failed to set up (see their message)"));
+  }
+  return Status::Ok();
+}
+
+StatusOr<LrSchedule> MakeSchedule(const GraphExecOptions& options) {
+  LrSchedule schedule;
+  ZG_ASSIGN_OR_RETURN(schedule.kind, ParseLrScheduleKind(options.lr_schedule));
+  schedule.lr = options.lr;
+  schedule.warmup_steps = options.warmup_steps;
+  schedule.start_lr = options.warmup_start_lr;
+  schedule.end_lr = options.warmup_end_lr.value_or(options.lr);
+  schedule.total_steps = options.steps;
+  schedule.min_lr = options.min_lr;
+  ZG_RETURN_IF_NOT(schedule.kind == LrSchedule::Kind::kConstant || schedule.warmup_steps > 0 ||
+                       schedule.kind == LrSchedule::Kind::kCosine,
+                   "--lr-schedule linear-warmup needs --warmup-steps of at least 1");
+  return schedule;
+}
+
+Status Train(const GraphExecOptions& options) {
+  if (options.device == "cuda") {
+    return UnimplementedError(
+        "graph-exec: --device cuda needs the CUDA backend, which is not built yet (issue 'The "
+        "CUDA + NCCL backend'); use --device cpu");
+  }
+  if (!options.save_dir.empty() || !options.load_dir.empty()) {
+    return UnimplementedError(
+        "graph-exec: checkpoints (--save, --load) are not implemented yet (issue 'Checkpoints')");
+  }
+  ZG_ASSIGN_OR_RETURN(std::unique_ptr<runtime::Communicator> comm,
+                      runtime::CreateWorldCommunicator());
+  std::unique_ptr<runtime::Device> device = runtime::CreateCpuDevice();
+  runtime::KernelRegistry registry;
+  ZG_RETURN_IF_ERROR(runtime::RegisterCpuKernels(registry));
+
+  std::unique_ptr<Graph> graph;
+  std::unique_ptr<Trainer> trainer;
+  LrSchedule schedule;
+  Status setup = [&]() -> Status {
+    ZG_ASSIGN_OR_RETURN(schedule, MakeSchedule(options));
+    ZG_ASSIGN_OR_RETURN(graph, LoadModel(options.graph));
+    ZG_ASSIGN_OR_RETURN(trainer, Trainer::Create(*graph, options.data, *device, *comm, registry,
+                                                 /*trace=*/!options.trace.empty()));
+    const Dataset& data = trainer->dataset();
+    ZG_RETURN_IF_NOT(options.batch == 0 || options.batch == data.global_batch(), "--batch ",
+                     options.batch, " does not fit the graph: it takes ", data.rows_per_rank(),
+                     " rows per rank, so ", comm->size(), " ranks take a global batch of ",
+                     data.global_batch(), " (generate the graph with --batch ",
+                     options.batch % comm->size() == 0 ? StrCat(options.batch / comm->size())
+                                                       : std::string("B/N"),
+                     ", or run ", options.batch / std::max<int64_t>(data.rows_per_rank(), 1),
+                     " ranks)");
+    return Status::Ok();
+  }();
+  ZG_RETURN_IF_ERROR(AgreeOnSetup(setup, *comm, *device));
+
+  const bool rank0 = comm->rank() == 0;
+  if (rank0) {
+    const runtime::MemoryReport& memory = trainer->executor().memory();
+    std::cout << "graph-exec: " << options.graph << " on " << comm->size() << " rank(s) ("
+              << comm->backend_name() << "), global batch " << trainer->dataset().global_batch()
+              << ", " << options.steps << " steps, lr " << schedule.ToString()
+              << ", planned memory " << memory.total() << " bytes per rank\n";
+  }
+  TrainOptions train;
+  train.steps = options.steps;
+  train.schedule = schedule;
+  train.loss_log = options.loss_log;
+  train.trace = options.trace;
+  train.out = rank0 ? &std::cout : nullptr;
+  StatusOr<std::vector<StepResult>> result = trainer->Train(train);
+  if (!result.ok() && comm->size() > 1) {
+    // Other ranks may be waiting in a collective this rank will never join.
+    std::cerr << "error: rank " << comm->rank() << ": " << result.status().message() << "\n";
+    comm->Abort(result.status().ExitCode());
+  }
+  return result.status();
+}
+
 Status RunGraphExec(const GraphExecOptions& options) {
-  return UnimplementedError(
-      options.run_once_model.empty()
-          ? "graph-exec: the executor is not implemented yet; this build checks the command line "
-            "and stops (training, checkpoints and traces come with the executor issues)"
-          : "graph-exec: the executor is not implemented yet, so --run-once cannot run a model "
-            "(it comes with the executor issues)");
+  if (!options.run_once_model.empty()) {
+    return runtime::RunOnce(options.run_once_model, options.input_dir, options.output_dir);
+  }
+  return Train(options);
 }
 
 }  // namespace

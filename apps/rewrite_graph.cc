@@ -1,10 +1,15 @@
-// rewrite-graph: reads a training graph, applies the ZeRO stage-1 rewrite for N ranks, writes the
-// rewritten graph. Today it loads, verifies and saves; the passes come with the issue
-// 'rewrite-graph passes'.
+// rewrite-graph: reads a training graph, applies the ZeRO stage-1 rewrite for N ranks (and the
+// overlap pass), checks the result for hazards and writes it. `--check FILE` checks a rewritten
+// graph without writing anything.
+
+#include <unistd.h>
 
 #include <cstdint>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,10 +19,16 @@
 #include "zerograph/core/status.h"
 #include "zerograph/core/str_cat.h"
 #include "zerograph/ir/graph.h"
+#include "zerograph/ir/layout_manifest.h"
 #include "zerograph/ir/op_role.h"
+#include "zerograph/ir/training_spec.h"
 #include "zerograph/ir/verify.h"
 #include "zerograph/onnx/load_model.h"
 #include "zerograph/onnx/save_model.h"
+#include "zerograph/passes/hazard_check.h"
+#include "zerograph/passes/overlap.h"
+#include "zerograph/passes/pass_pipeline.h"
+#include "zerograph/passes/sharding_stage1.h"
 
 namespace zerograph {
 namespace {
@@ -25,7 +36,7 @@ namespace {
 struct RewriteGraphOptions {
   std::string input;
   std::string output;
-  int64_t nranks = 1;
+  std::optional<int64_t> nranks;
   bool overlap = false;
   double comm_buffer_mb = 256;  // the seed's default bucket limit
   std::string bucket_order = "ready";
@@ -38,14 +49,15 @@ void SetUpRewriteGraph(CLI::App& app, RewriteGraphOptions& options) {
   cli::SetUpCommon(app);
   // IN is not checked with CLI::ExistingFile: the loader's error names the file and says what is
   // wrong with it (missing, unreadable, not ONNX) in one place.
-  app.add_option("IN", options.input, "Training graph to rewrite (.onnx)")->required();
-  app.add_option("-o,--output", options.output,
-                 "Where to write the rewritten graph; written whole or not at all")
-      ->required()
-      ->type_name("OUT");
-  app.add_option("--nranks", options.nranks, "Number of data-parallel ranks to shard across")
-      ->check(cli::AtLeast(1))
-      ->capture_default_str();
+  CLI::Option* input = app.add_option("IN", options.input, "Training graph to rewrite (.onnx)");
+  CLI::Option* output =
+      app.add_option("-o,--output", options.output,
+                     "Where to write the rewritten graph; written whole or not at all")
+          ->type_name("OUT");
+  // Not CLI::AtLeast(1): `--nranks 0` is bad input (exit 2) reported by the pass, with the others.
+  app.add_option("--nranks", options.nranks,
+                 "Number of data-parallel ranks to shard across; without it the graph is only "
+                 "verified and copied");
   app.add_flag("--overlap", options.overlap,
                "Overlap gradient communication with backward compute (overlap pass)");
   app.add_option("--comm-buffer-mb", options.comm_buffer_mb,
@@ -63,8 +75,15 @@ void SetUpRewriteGraph(CLI::App& app, RewriteGraphOptions& options) {
       ->type_name("FILE");
   app.add_flag("--report", options.report, "Print what the rewrite did");
   app.add_option("--check", options.check,
-                 "Check the rewrite against this file (not implemented yet)")
-      ->check(CLI::ExistingFile);
+                 "Check a rewritten graph for hazards (collective order, gathers before updates, "
+                 "cross-step waits) and write nothing")
+      ->type_name("FILE")
+      ->excludes(input, output);
+  app.callback([&options] {
+    if (!options.check.empty()) return;
+    if (options.input.empty()) throw CLI::RequiredError("IN");
+    if (options.output.empty()) throw CLI::RequiredError("--output");
+  });
 }
 
 // Counts of what a graph holds, printed by --report.
@@ -90,27 +109,79 @@ void PrintReport(const Graph& graph) {
   std::cout << "nodes: " << graph.num_nodes() << " (forward " << by_role[0] << ", backward "
             << by_role[1] << ", optimizer " << by_role[2] << ", no role " << unannotated << ")\n"
             << "values: " << values << "\n"
-            << "initializers: " << initializers.size() << " (" << initializer_bytes << " bytes)\n"
-            << "passes: none yet (sharding-stage1 and overlap come with issue 'rewrite-graph "
-               "passes')\n";
+            << "initializers: " << initializers.size() << " (" << initializer_bytes << " bytes)\n";
+}
+
+Status CheckRewrittenGraph(const std::string& path) {
+  ZG_ASSIGN_OR_RETURN(std::unique_ptr<Graph> graph, LoadModel(path));
+  const std::string where = StrCat("'", path, "'");
+  ZG_RETURN_IF_ERROR(Verify(*graph).WithContext(where));
+  ZG_RETURN_IF_ERROR(CheckHazards(*graph).WithContext(where));
+  ZG_ASSIGN_OR_RETURN(std::optional<TrainingSpec> spec, ReadTrainingSpec(*graph));
+  if (spec && spec->layout) {
+    StatusOr<LayoutManifest> layout = LayoutManifest::FromJson(*spec->layout);
+    if (!layout.ok()) return std::move(layout).status().WithContext(where);
+  }
+  std::cout << path << ": ok (" << graph->num_nodes() << " nodes, rewritten for "
+            << (spec && spec->nranks ? *spec->nranks : 1) << " rank(s))\n";
+  return Status::Ok();
+}
+
+// Writes `text` to `path` whole or not at all.
+Status WriteFileAtomically(const std::string& path, const std::string& text) {
+  const std::string temporary = StrCat(path, ".tmp-", ::getpid());
+  {
+    std::ofstream out(temporary, std::ios::binary);
+    out << text;
+    out.flush();
+    if (!out.good()) {
+      std::filesystem::remove(temporary);
+      return UnavailableError(StrCat("cannot write '", path, "'"));
+    }
+  }
+  std::error_code error;
+  std::filesystem::rename(temporary, path, error);
+  if (error) {
+    std::filesystem::remove(temporary);
+    return UnavailableError(StrCat("cannot write '", path, "': ", error.message()));
+  }
+  return Status::Ok();
 }
 
 Status RunRewriteGraph(const RewriteGraphOptions& options) {
-  // Refuse before reading anything: an output without the requested rewrite would look like one.
-  if (options.nranks > 1 || options.overlap || !options.layout_out.empty()) {
-    return UnimplementedError(
-        "rewrite-graph: the sharding-stage1 and overlap passes are not implemented yet (issue "
-        "'rewrite-graph passes'); today only --nranks 1 without --overlap or --layout-out works "
-        "(load, verify, save)");
-  }
-  if (!options.check.empty()) {
-    return UnimplementedError(
-        "rewrite-graph: --check is not implemented yet (issue 'rewrite-graph passes')");
-  }
+  if (!options.check.empty()) return CheckRewrittenGraph(options.check);
   ZG_ASSIGN_OR_RETURN(std::unique_ptr<Graph> graph, LoadModel(options.input));
   ZG_RETURN_IF_ERROR(Verify(*graph).WithContext(StrCat("verifying '", options.input, "'")));
-  ZG_RETURN_IF_ERROR(SaveModel(*graph, options.output));
-  if (options.report) PrintReport(*graph);
+  PassPipeline pipeline(/*verify_each=*/true);
+  ShardingStage1Pass* sharding = nullptr;
+  if (options.nranks) {
+    sharding = &pipeline.AddPass<ShardingStage1Pass>(ShardingStage1Pass::Options{
+        /*nranks=*/*options.nranks, /*comm_buffer_mb=*/options.comm_buffer_mb,
+        options.bucket_order == "param" ? BucketOrder::kParameter : BucketOrder::kGradientReady});
+    if (options.overlap) pipeline.AddPass<OverlapPass>();
+  } else if (options.overlap || !options.layout_out.empty()) {
+    return InvalidArgumentError("--overlap and --layout-out need --nranks");
+  }
+  StatusOr<bool> changed = pipeline.Run(*graph);
+  if (!changed.ok()) {
+    return std::move(changed).status().WithContext(StrCat("rewriting '", options.input, "'"));
+  }
+  ZG_RETURN_IF_ERROR(CheckHazards(*graph).WithContext(StrCat("rewriting '", options.input, "'")));
+  if (!options.layout_out.empty()) {
+    ZG_RETURN_IF_ERROR(WriteFileAtomically(options.layout_out, sharding->layout().ToJson()));
+  }
+  Status saved = SaveModel(*graph, options.output);
+  if (!saved.ok()) {
+    if (!options.layout_out.empty()) std::filesystem::remove(options.layout_out);
+    return saved;
+  }
+  if (options.report) {
+    PrintReport(*graph);
+    std::cout << (options.nranks
+                      ? pipeline.Report()
+                      : std::string("passes: none (no --nranks: verified and copied)\n"));
+    if (sharding != nullptr) std::cout << "layout hash: " << sharding->layout().Hash() << "\n";
+  }
   return Status::Ok();
 }
 

@@ -1,0 +1,528 @@
+// graph-io-bench: how much reading and writing a training graph through the IR costs over bare
+// protobuf. DESIGN §3 asks a rewrite of a 1M-node graph to take about as long as parsing and
+// writing it, so the IR's own load and save must stay close to protobuf's (goal: at most 1.3x).
+//
+// It writes a synthetic training graph (an MLP-like chain: forward MatMul/Add/Relu, backward,
+// one AdamW per parameter, names as exported models spell them, tiny initializers), then times in
+// one process, alternating, with the median of --reps repetitions each:
+//   bare   read the file, ParseFromString into a heap ModelProto, SerializeToString, write it
+//   arena  the same with the message on a protobuf Arena
+//   ir     LoadModel, Verify (reported apart), SaveModel
+// Every save writes a temporary file, fsyncs it and renames it into place, as SaveModel does, so
+// the three pay for the same durability. Freeing the parsed model is timed apart from both. Prints
+// markdown tables (scripts/bench.sh puts them into docs/benchmarks.md).
+
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <filesystem>
+#include <functional>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <google/protobuf/arena.h>
+#include <onnx/onnx_pb.h>
+#include <CLI/CLI.hpp>
+
+#include "zerograph/core/status.h"
+#include "zerograph/core/str_cat.h"
+#include "zerograph/ir/graph.h"
+#include "zerograph/ir/verify.h"
+#include "zerograph/onnx/load_model.h"
+#include "zerograph/onnx/save_model.h"
+
+namespace zerograph {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+// --- The synthetic training graph ------------------------------------------------------------
+
+constexpr int64_t kWidth = 4;  // every activation is [kWidth, kWidth]: the bytes are not the point
+constexpr int64_t kOpRoleForward = 0, kOpRoleBackward = 1, kOpRoleOptimize = 2, kLossBit = 256;
+
+class SyntheticGraph {
+ public:
+  explicit SyntheticGraph(onnx::ModelProto& model)
+      : model_(model), graph_(*model.mutable_graph()) {}
+
+  onnx::NodeProto& Node(const std::string& op, const std::string& name,
+                        std::initializer_list<std::string> inputs,
+                        std::initializer_list<std::string> outputs, int64_t role,
+                        const std::string& domain = "") {
+    onnx::NodeProto& node = *graph_.add_node();
+    node.set_op_type(op);
+    node.set_name(name);
+    if (!domain.empty()) node.set_domain(domain);
+    for (const std::string& input : inputs) node.add_input(input);
+    for (const std::string& output : outputs) node.add_output(output);
+    IntAttr(node, "__op_role", role);
+    return node;
+  }
+
+  static void IntAttr(onnx::NodeProto& node, const std::string& name, int64_t value) {
+    onnx::AttributeProto& attr = *node.add_attribute();
+    attr.set_name(name);
+    attr.set_type(onnx::AttributeProto::INT);
+    attr.set_i(value);
+  }
+  static void FloatAttr(onnx::NodeProto& node, const std::string& name, float value) {
+    onnx::AttributeProto& attr = *node.add_attribute();
+    attr.set_name(name);
+    attr.set_type(onnx::AttributeProto::FLOAT);
+    attr.set_f(value);
+  }
+
+  void Initializer(const std::string& name, std::vector<int64_t> dims, float fill) {
+    onnx::TensorProto& tensor = *graph_.add_initializer();
+    tensor.set_name(name);
+    tensor.set_data_type(onnx::TensorProto::FLOAT);
+    int64_t numel = 1;
+    for (int64_t d : dims) {
+      tensor.add_dims(d);
+      numel *= d;
+    }
+    std::vector<float> values(static_cast<size_t>(numel), fill);
+    tensor.set_raw_data(values.data(), values.size() * sizeof(float));
+  }
+
+  static void SetType(onnx::ValueInfoProto& info, const std::string& name, int32_t elem_type,
+                      std::vector<int64_t> dims) {
+    info.set_name(name);
+    onnx::TypeProto::Tensor& tensor = *info.mutable_type()->mutable_tensor_type();
+    tensor.set_elem_type(elem_type);
+    onnx::TensorShapeProto& shape = *tensor.mutable_shape();
+    for (int64_t d : dims) shape.add_dim()->set_dim_value(d);
+  }
+  void Input(const std::string& name, int32_t elem_type, std::vector<int64_t> dims) {
+    SetType(*graph_.add_input(), name, elem_type, std::move(dims));
+  }
+  void Output(const std::string& name, std::vector<int64_t> dims) {
+    SetType(*graph_.add_output(), name, onnx::TensorProto::FLOAT, std::move(dims));
+  }
+
+  void Metadata(const std::string& key, const std::string& value) {
+    onnx::StringStringEntryProto& entry = *model_.add_metadata_props();
+    entry.set_key(key);
+    entry.set_value(value);
+  }
+
+ private:
+  onnx::ModelProto& model_;
+  onnx::GraphProto& graph_;
+};
+
+// Builds a training graph of about `target_nodes` nodes: L layers of 3 forward, 6 backward (3 on
+// the first layer) and 2 optimizer nodes, plus 4 for the loss.
+//
+//   a[i] = Relu(MatMul(a[i-1], W[i]) + b[i])            loss = ReduceMean((a[L-1] - y)^2)
+//   dz[i] = ReluGrad(da[i], a[i]); db[i] = ReduceSum(dz[i]); dW[i] = a[i-1]^T @ dz[i];
+//   da[i-1] = dz[i] @ W[i]^T;      AdamW per parameter
+void BuildTrainingGraph(int64_t target_nodes, bool training_metadata, onnx::ModelProto& model) {
+  const int64_t layers = std::max<int64_t>(1, (target_nodes - 4 + 8) / 11);
+  model.set_ir_version(8);
+  model.set_producer_name("graph-io-bench");
+  model.add_opset_import()->set_version(13);
+  onnx::OperatorSetIdProto& ours = *model.add_opset_import();
+  ours.set_domain("org.zerograph");
+  ours.set_version(1);
+  model.mutable_graph()->set_name("synthetic_mlp");
+  SyntheticGraph g(model);
+  const std::vector<int64_t> square = {kWidth, kWidth};
+  const std::vector<int64_t> row = {kWidth};
+
+  g.Input("input_ids", onnx::TensorProto::FLOAT, square);
+  g.Input("labels", onnx::TensorProto::FLOAT, square);
+  g.Input("learning_rate", onnx::TensorProto::FLOAT, {});
+  g.Input("step", onnx::TensorProto::INT64, {});
+  g.Output("loss", {});
+
+  auto prefix = [](int64_t i) { return StrCat("model.layers.", i, ".mlp.fc"); };
+  auto node_prefix = [](int64_t i) { return StrCat("/model/layers.", i, "/mlp/fc/"); };
+  std::vector<std::string> activations;  // a[i]
+  activations.reserve(static_cast<size_t>(layers));
+  std::string state_binding = "{";
+  std::string previous = "input_ids";
+  for (int64_t i = 0; i < layers; ++i) {
+    const std::string p = prefix(i), n = node_prefix(i);
+    for (const char* param : {".weight", ".bias"}) {
+      const std::vector<int64_t>& dims = param[1] == 'w' ? square : row;
+      g.Initializer(p + param, dims, 0.01f);
+      g.Initializer(p + param + ".moment1", dims, 0.0f);
+      g.Initializer(p + param + ".moment2", dims, 0.0f);
+      for (const char* state : {"", ".moment1", ".moment2"}) {
+        const std::string name = StrCat(p, param, state);
+        g.Output(name + ".new", dims);
+        if (state_binding.size() > 1) state_binding += ", ";
+        state_binding += StrCat("\"", name, ".new\": \"", name, "\"");
+      }
+    }
+    g.Node("MatMul", n + "MatMul", {previous, p + ".weight"}, {n + "MatMul_output_0"},
+           kOpRoleForward);
+    g.Node("Add", n + "Add", {n + "MatMul_output_0", p + ".bias"}, {n + "Add_output_0"},
+           kOpRoleForward);
+    g.Node("Relu", n + "Relu", {n + "Add_output_0"}, {n + "Relu_output_0"}, kOpRoleForward);
+    previous = n + "Relu_output_0";
+    activations.push_back(previous);
+  }
+  state_binding += "}";
+
+  g.Initializer("loss.scale", {}, 2.0f / (kWidth * kWidth));
+  onnx::TensorProto& axes = *model.mutable_graph()->add_initializer();
+  axes.set_name("reduce.axes");
+  axes.set_data_type(onnx::TensorProto::INT64);
+  axes.add_dims(1);
+  axes.add_int64_data(0);
+
+  g.Node("Sub", "/loss/Sub", {previous, "labels"}, {"/loss/Sub_output_0"}, kOpRoleForward);
+  g.Node("Mul", "/loss/Mul", {"/loss/Sub_output_0", "/loss/Sub_output_0"}, {"/loss/Mul_output_0"},
+         kOpRoleForward);
+  SyntheticGraph::IntAttr(g.Node("ReduceMean", "/loss/ReduceMean", {"/loss/Mul_output_0"}, {"loss"},
+                                 kOpRoleForward | kLossBit),
+                          "keepdims", 0);
+  std::string grad = activations.back() + "@GRAD";
+  g.Node("Mul", "/loss/Mul_grad", {"/loss/Sub_output_0", "loss.scale"}, {grad}, kOpRoleBackward);
+
+  std::vector<std::string> grads(static_cast<size_t>(layers) * 2);
+  for (int64_t i = layers - 1; i >= 0; --i) {
+    const std::string p = prefix(i), n = node_prefix(i) + "grad/";
+    const std::string input = i > 0 ? activations[static_cast<size_t>(i - 1)] : "input_ids";
+    const std::string dz = n + "Relu_grad_output_0";
+    g.Node("ReluGrad", n + "ReluGrad", {grad, activations[static_cast<size_t>(i)]}, {dz},
+           kOpRoleBackward, "org.zerograph");
+    SyntheticGraph::IntAttr(g.Node("ReduceSum", n + "ReduceSum", {dz, "reduce.axes"},
+                                   {p + ".bias@GRAD"}, kOpRoleBackward),
+                            "keepdims", 0);
+    g.Node("Transpose", n + "Transpose", {input}, {n + "Transpose_output_0"}, kOpRoleBackward);
+    g.Node("MatMul", n + "MatMul", {n + "Transpose_output_0", dz}, {p + ".weight@GRAD"},
+           kOpRoleBackward);
+    if (i > 0) {
+      g.Node("Transpose", n + "Transpose_1", {p + ".weight"}, {n + "Transpose_1_output_0"},
+             kOpRoleBackward);
+      grad = input + "@GRAD";
+      g.Node("MatMul", n + "MatMul_1", {dz, n + "Transpose_1_output_0"}, {grad}, kOpRoleBackward);
+    }
+  }
+  for (int64_t i = 0; i < layers; ++i) {
+    const std::string p = prefix(i);
+    for (const char* param : {".weight", ".bias"}) {
+      const std::string x = p + param;
+      onnx::NodeProto& adam = g.Node(
+          "AdamW", StrCat("/optimizer/AdamW_", 2 * i + (param[1] == 'b')),
+          {"learning_rate", "step", x, x + "@GRAD", x + ".moment1", x + ".moment2"},
+          {x + ".new", x + ".moment1.new", x + ".moment2.new"}, kOpRoleOptimize, "org.zerograph");
+      SyntheticGraph::FloatAttr(adam, "beta1", 0.9f);
+      SyntheticGraph::FloatAttr(adam, "beta2", 0.999f);
+      SyntheticGraph::FloatAttr(adam, "epsilon", 1e-8f);
+      SyntheticGraph::FloatAttr(adam, "weight_decay", 0.01f);
+    }
+  }
+
+  if (!training_metadata) return;
+  g.Metadata("zerograph.format_version", "1");
+  g.Metadata("zerograph.loss", "loss");
+  g.Metadata("zerograph.inputs",
+             R"({"data": ["input_ids", "labels"], "lr": "learning_rate", "step": "step"})");
+  g.Metadata("zerograph.state_binding", state_binding);
+}
+
+// --- Bare protobuf I/O -------------------------------------------------------------------------
+
+Status ReadFile(const std::string& path, std::string& bytes) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return UnavailableError(StrCat("cannot open '", path, "'"));
+  struct stat info {};
+  ::fstat(fd, &info);
+  bytes.resize(static_cast<size_t>(info.st_size));
+  size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::read(fd, bytes.data() + done, bytes.size() - done);
+    if (n <= 0) break;
+    done += static_cast<size_t>(n);
+  }
+  ::close(fd);
+  ZG_RETURN_IF_NOT(done == bytes.size(), "short read of '", path, "'");
+  return Status::Ok();
+}
+
+// Writes `bytes` the way SaveModel does: temporary file, fsync, rename.
+Status WriteFileDurably(const std::string& path, const std::string& bytes) {
+  const std::string temp = path + ".tmp";
+  const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+  if (fd < 0) return UnavailableError(StrCat("cannot create '", temp, "'"));
+  size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n <= 0) break;
+    done += static_cast<size_t>(n);
+  }
+  const bool ok = done == bytes.size() && ::fsync(fd) == 0;
+  ::close(fd);
+  if (!ok || ::rename(temp.c_str(), path.c_str()) != 0) {
+    return UnavailableError(StrCat("cannot write '", path, "'"));
+  }
+  return Status::Ok();
+}
+
+// --- Timing ------------------------------------------------------------------------------------
+
+double SecondsSince(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+struct Sample {
+  double load = 0;    // read + parse, or LoadModel
+  double verify = 0;  // Verify (IR only)
+  double save = 0;    // serialize + write + fsync + rename, or SaveModel
+  double free = 0;    // destroying the parsed model or the graph
+};
+
+StatusOr<Sample> RunBare(const std::string& in, const std::string& out, bool use_arena) {
+  Sample sample;
+  Clock::time_point start = Clock::now();
+  std::string bytes;
+  ZG_RETURN_IF_ERROR(ReadFile(in, bytes));
+  std::unique_ptr<google::protobuf::Arena> arena;
+  std::unique_ptr<onnx::ModelProto> heap_model;
+  onnx::ModelProto* model;
+  if (use_arena) {
+    arena = std::make_unique<google::protobuf::Arena>();
+    model = google::protobuf::Arena::CreateMessage<onnx::ModelProto>(arena.get());
+  } else {
+    heap_model = std::make_unique<onnx::ModelProto>();
+    model = heap_model.get();
+  }
+  ZG_RETURN_IF_NOT(model->ParseFromString(bytes), "cannot parse '", in, "'");
+  sample.load = SecondsSince(start);
+
+  start = Clock::now();
+  std::string serialized;
+  ZG_RETURN_IF_NOT(model->SerializeToString(&serialized), "cannot serialize");
+  ZG_RETURN_IF_ERROR(WriteFileDurably(out, serialized));
+  sample.save = SecondsSince(start);
+
+  start = Clock::now();
+  heap_model.reset();
+  arena.reset();
+  bytes = std::string();
+  serialized = std::string();
+  sample.free = SecondsSince(start);
+  return sample;
+}
+
+StatusOr<Sample> RunIr(const std::string& in, const std::string& out) {
+  Sample sample;
+  Clock::time_point start = Clock::now();
+  ZG_ASSIGN_OR_RETURN(std::unique_ptr<Graph> graph, LoadModel(in));
+  sample.load = SecondsSince(start);
+
+  start = Clock::now();
+  ZG_RETURN_IF_ERROR(Verify(*graph));
+  sample.verify = SecondsSince(start);
+
+  start = Clock::now();
+  ZG_RETURN_IF_ERROR(SaveModel(*graph, out));
+  sample.save = SecondsSince(start);
+
+  start = Clock::now();
+  graph.reset();
+  sample.free = SecondsSince(start);
+  return sample;
+}
+
+double Median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  const size_t n = values.size();
+  return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
+struct Medians {
+  double load, verify, save, free, round_trip;
+};
+
+Medians MedianOf(const std::vector<Sample>& samples) {
+  std::vector<double> load, verify, save, free, round_trip;
+  for (const Sample& s : samples) {
+    load.push_back(s.load);
+    verify.push_back(s.verify);
+    save.push_back(s.save);
+    free.push_back(s.free);
+    round_trip.push_back(s.load + s.save);
+  }
+  return {Median(load), Median(verify), Median(save), Median(free), Median(round_trip)};
+}
+
+struct SizeResult {
+  int64_t nodes = 0;
+  int64_t initializers = 0;
+  double file_mb = 0;
+  int reps = 0;  // timed repetitions done
+  Medians bare{}, arena{}, ir{};
+};
+
+std::string Ms(double seconds) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.0f", seconds * 1e3);
+  return text;
+}
+std::string Fixed(double value, int digits) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.*f", digits, value);
+  return text;
+}
+
+StatusOr<SizeResult> BenchOneSize(int64_t target_nodes, int reps, double budget_s,
+                                  bool training_metadata, const fs::path& dir) {
+  const std::string in = (dir / StrCat("synthetic_", target_nodes, ".onnx")).string();
+  const std::string out = (dir / StrCat("synthetic_", target_nodes, ".out.onnx")).string();
+  SizeResult result;
+  {
+    onnx::ModelProto model;
+    BuildTrainingGraph(target_nodes, training_metadata, model);
+    result.nodes = model.graph().node_size();
+    result.initializers = model.graph().initializer_size();
+    std::string bytes;
+    ZG_RETURN_IF_NOT(model.SerializeToString(&bytes), "cannot serialize the synthetic graph");
+    ZG_RETURN_IF_ERROR(WriteFileDurably(in, bytes));
+    result.file_mb = static_cast<double>(bytes.size()) / 1e6;
+  }
+  std::cerr << "graph-io-bench: " << result.nodes << " nodes, " << result.initializers
+            << " initializers, " << Fixed(result.file_mb, 1) << " MB; " << reps
+            << " repetitions of bare, arena, ir\n";
+
+  // One untimed pass of each warms the page cache and the allocator, and checks the graph loads.
+  ZG_RETURN_IF_ERROR(RunBare(in, out, false).status());
+  ZG_RETURN_IF_ERROR(RunIr(in, out).status());
+
+  std::vector<Sample> bare, arena, ir;
+  const Clock::time_point timed_start = Clock::now();
+  for (int rep = 0; rep < reps; ++rep) {
+    // A pathologically slow variant would take hours at 1M nodes: stop at the budget, and say so.
+    if (rep > 0 && SecondsSince(timed_start) > budget_s) {
+      std::cerr << "  over the budget of " << budget_s << " s: stopping after " << rep
+                << " repetitions\n";
+      break;
+    }
+    // Rotate the order so that no variant always runs right after the same one.
+    for (int k = 0; k < 3; ++k) {
+      switch ((rep + k) % 3) {
+        case 0: {
+          ZG_ASSIGN_OR_RETURN(Sample s, RunBare(in, out, false));
+          bare.push_back(s);
+          break;
+        }
+        case 1: {
+          ZG_ASSIGN_OR_RETURN(Sample s, RunBare(in, out, true));
+          arena.push_back(s);
+          break;
+        }
+        default: {
+          ZG_ASSIGN_OR_RETURN(Sample s, RunIr(in, out));
+          ir.push_back(s);
+          break;
+        }
+      }
+    }
+    std::cerr << "  repetition " << rep + 1 << "/" << reps << ": bare "
+              << Ms(bare.back().load + bare.back().save) << " ms, arena "
+              << Ms(arena.back().load + arena.back().save) << " ms, ir "
+              << Ms(ir.back().load + ir.back().save) << " ms\n";
+  }
+  result.reps = static_cast<int>(ir.size());
+  result.bare = MedianOf(bare);
+  result.arena = MedianOf(arena);
+  result.ir = MedianOf(ir);
+  std::error_code ignored;
+  fs::remove(in, ignored);
+  fs::remove(out, ignored);
+  return result;
+}
+
+void PrintTables(const std::vector<SizeResult>& results) {
+  std::cout << "Milliseconds, median of the timed repetitions (column reps) of each variant, "
+               "run alternating in one process. Save = serialize + write + fsync + rename in "
+               "every column. Round trip = load + save; freeing the model is timed apart.\n\n";
+  std::cout
+      << "| nodes | initializers | file MB | reps | bare load | bare save | bare round trip | "
+         "bare free | arena load | arena save | arena round trip | arena free |\n"
+         "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+  for (const SizeResult& r : results) {
+    std::cout << "| " << r.nodes << " | " << r.initializers << " | " << Fixed(r.file_mb, 1) << " | "
+              << r.reps << " | " << Ms(r.bare.load) << " | " << Ms(r.bare.save) << " | "
+              << Ms(r.bare.round_trip) << " | " << Ms(r.bare.free) << " | " << Ms(r.arena.load)
+              << " | " << Ms(r.arena.save) << " | " << Ms(r.arena.round_trip) << " | "
+              << Ms(r.arena.free) << " |\n";
+  }
+  std::cout << "\n| nodes | IR load | IR verify | IR save | IR load+save | IR free | "
+               "(IR load+save) / bare round trip | / arena round trip | IR load MB/s |\n"
+               "|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+  for (const SizeResult& r : results) {
+    std::cout << "| " << r.nodes << " | " << Ms(r.ir.load) << " | " << Ms(r.ir.verify) << " | "
+              << Ms(r.ir.save) << " | " << Ms(r.ir.round_trip) << " | " << Ms(r.ir.free) << " | **"
+              << Fixed(r.ir.round_trip / r.bare.round_trip, 2) << "x** | "
+              << Fixed(r.ir.round_trip / r.arena.round_trip, 2) << "x | "
+              << Fixed(r.file_mb / r.ir.load, 0) << " |\n";
+  }
+  struct rusage usage {};
+  ::getrusage(RUSAGE_SELF, &usage);
+  std::cout << "\nPeak resident memory of the whole run: " << usage.ru_maxrss / 1024 << " MiB.\n";
+}
+
+struct BenchOptions {
+  std::vector<int64_t> nodes = {100000, 1000000};
+  int reps = 5;
+  double budget_s = 900;
+  bool no_training_metadata = false;
+  std::string dir;
+};
+
+Status RunBench(const BenchOptions& options) {
+  fs::path dir = options.dir.empty() ? fs::temp_directory_path() : fs::path(options.dir);
+  std::vector<SizeResult> results;
+  for (int64_t nodes : options.nodes) {
+    ZG_ASSIGN_OR_RETURN(SizeResult result, BenchOneSize(nodes, options.reps, options.budget_s,
+                                                        !options.no_training_metadata, dir));
+    results.push_back(result);
+  }
+  PrintTables(results);
+  return Status::Ok();
+}
+
+}  // namespace
+}  // namespace zerograph
+
+int main(int argc, char** argv) {
+  CLI::App app(
+      "Times loading and saving a synthetic training graph through the IR against bare "
+      "protobuf; prints markdown tables.",
+      "graph-io-bench");
+  zerograph::BenchOptions options;
+  app.add_option("--nodes", options.nodes, "Graph sizes to run, in nodes (about)")
+      ->capture_default_str();
+  app.add_option("--reps", options.reps, "Timed repetitions of each variant (median reported)")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+  app.add_option("--budget-s", options.budget_s,
+                 "Start no new repetition after this many seconds at one size (at least one runs)")
+      ->capture_default_str();
+  app.add_flag("--no-training-metadata", options.no_training_metadata,
+               "Write the graph without zerograph.* metadata, to see what the training spec costs");
+  app.add_option("--dir", options.dir, "Folder for the graph files (default: the temp folder)")
+      ->check(CLI::ExistingDirectory);
+  CLI11_PARSE(app, argc, argv);
+  zerograph::Status status = zerograph::RunBench(options);
+  if (!status.ok()) {
+    std::cerr << "error: " << status.message() << "\n";
+    return status.ExitCode();
+  }
+  return 0;
+}

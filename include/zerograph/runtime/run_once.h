@@ -1,0 +1,26 @@
+#ifndef ZEROGRAPH_RUNTIME_RUN_ONCE_H_
+#define ZEROGRAPH_RUNTIME_RUN_ONCE_H_
+
+#include <string>
+
+#include "zerograph/core/status.h"
+
+namespace zerograph::runtime {
+
+// Runs an ONNX model once on the CPU, as ONNX's backend tests do: reads `input_N.pb` from
+// `input_dir` for the graph's N-th input that is not an initializer (N = 0, 1, ...), runs the
+// graph, and writes `output_N.pb` (a TensorProto named after the output) into `output_dir`,
+// creating it. An input's file fixes its shape, so dynamic dimensions need no other hint; its
+// dtype must be the declared one. Inputs that a kernel reads while planning (Reshape's shape,
+// ReduceSum's axes) are fed as constants, since all inputs are known before the run. Each output
+// is written to a temporary file and renamed into place, so a reader never sees half a file.
+//
+// Errors name the file or tensor at fault: a missing file is NotFound, an unparsable one
+// DataLoss, a dtype mismatch or an input file without a graph input InvalidArgument, an op
+// without a kernel NotFound.
+Status RunOnce(const std::string& model_path, const std::string& input_dir,
+               const std::string& output_dir);
+
+}  // namespace zerograph::runtime
+
+#endif  // ZEROGRAPH_RUNTIME_RUN_ONCE_H_

@@ -1,0 +1,79 @@
+#ifndef ZEROGRAPH_TRAIN_TRAINER_H_
+#define ZEROGRAPH_TRAIN_TRAINER_H_
+
+#include <cstdint>
+#include <iosfwd>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "zerograph/core/status.h"
+#include "zerograph/ir/training_spec.h"
+#include "zerograph/runtime/executor.h"
+#include "zerograph/train/dataset.h"
+#include "zerograph/train/lr_schedule.h"
+
+namespace zerograph {
+
+class Graph;
+
+namespace runtime {
+class Communicator;
+class Device;
+class KernelRegistry;
+}  // namespace runtime
+
+struct TrainOptions {
+  // Steps to run, starting at 0-based step `first_step` (a resumed run starts later).
+  int64_t steps = 1;
+  int64_t first_step = 0;
+  LrSchedule schedule;
+  // Rank 0 writes each step's loss with its exact bits here ("" for none).
+  std::string loss_log;
+  // A Chrome trace of every node on every stream and rank ("" for none).
+  std::string trace;
+  // Rank 0's step lines and summary (null: silent). A progress bar goes to stderr when it is a
+  // terminal.
+  std::ostream* out = nullptr;
+};
+
+struct StepResult {
+  int64_t step = 0;  // 0-based
+  float loss = 0;    // the mean over ranks, so N ranks report what one rank would
+  float lr = 0;
+  double seconds = 0;
+};
+
+// Trains a graph on one rank of a group: feeds each step this rank's rows of the global batch,
+// the learning rate and the 1-based update count, runs the executor, and averages the loss over
+// ranks. Every rank runs the same steps.
+class Trainer {
+ public:
+  // Plans the graph for this rank (the executor) against the dataset's shapes.
+  static StatusOr<std::unique_ptr<Trainer>> Create(const Graph& graph, const std::string& data_path,
+                                                   runtime::Device& device,
+                                                   runtime::Communicator& comm,
+                                                   const runtime::KernelRegistry& registry,
+                                                   bool trace);
+
+  StatusOr<std::vector<StepResult>> Train(const TrainOptions& options);
+
+  runtime::Executor& executor() { return *executor_; }
+  const Dataset& dataset() const { return *dataset_; }
+
+ private:
+  Trainer() = default;
+  Status WriteTrace(const std::string& path);
+
+  const Graph* graph_ = nullptr;
+  TrainingSpec spec_;
+  runtime::Device* device_ = nullptr;
+  runtime::Communicator* comm_ = nullptr;
+  std::unique_ptr<Dataset> dataset_;
+  std::unique_ptr<runtime::Executor> executor_;
+  runtime::DeviceTensor loss_sum_;
+};
+
+}  // namespace zerograph
+
+#endif  // ZEROGRAPH_TRAIN_TRAINER_H_

@@ -1,0 +1,641 @@
+#include "zerograph/runtime/executor.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <limits>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <unordered_map>
+
+#include "zerograph/ir/graph.h"
+#include "zerograph/ir/training_spec.h"
+#include "zerograph/passes/overlap.h"
+#include "zerograph/runtime/communicator.h"
+#include "zerograph/runtime/device.h"
+#include "zerograph/runtime/kernel_registry.h"
+#include "zerograph/runtime/stream.h"
+
+namespace zerograph::runtime {
+namespace {
+
+constexpr int64_t kEndOfStep = std::numeric_limits<int64_t>::max();
+
+std::string Label(const Node& node) {
+  return StrCat("node '", node.name(), "' (", node.op_type(), ")");
+}
+
+size_t SpecBytes(const TensorSpec& spec) {
+  return static_cast<size_t>(NumElements(spec.shape)) * ElementSize(spec.dtype);
+}
+
+// A region of memory that values share: an initializer, an input, or a node output that others
+// view or update in place. Roots become buffers after liveness analysis.
+struct Root {
+  size_t bytes = 0;
+  // Initializers, graph inputs and constants: own buffers, filled before the first step.
+  bool persistent = false;
+  // Touched by a stream other than compute: kept out of buffer reuse, since the compute stream's
+  // order says nothing about when the other stream is done with it.
+  bool off_compute = false;
+  int64_t first_def = kEndOfStep;
+  int64_t last_use = -1;
+  std::shared_ptr<Buffer> buffer;
+  std::vector<const Value*> aliases;
+};
+
+// Where a value lives.
+struct Placement {
+  int64_t root = -1;
+  size_t byte_offset = 0;
+  TensorSpec spec;
+};
+
+struct PlannedNode {
+  const Node* node = nullptr;
+  std::unique_ptr<OpKernel> kernel;
+  Stream* stream = nullptr;
+  std::vector<const DeviceTensor*> inputs;
+  std::vector<DeviceTensor*> outputs;
+  std::vector<Event*> waits;
+  Event* done = nullptr;
+  // Its outputs are views the plan already made (LocalShard of a shard this rank holds): nothing
+  // to run.
+  bool elided = false;
+};
+
+// A copy that applies one entry of the state binding after a step.
+struct BindingCopy {
+  const DeviceTensor* from;
+  DeviceTensor* to;
+  Event* wait;  // the producer's event when it ran on another stream
+};
+
+}  // namespace
+
+class Executor::Impl {
+ public:
+  Impl(const Graph& graph, Device& device, Communicator& comm, ExecutorOptions options)
+      : graph_(graph),
+        device_(device),
+        comm_(comm),
+        options_(std::move(options)),
+        epoch_(std::chrono::steady_clock::now()) {}
+
+  Status Plan(const KernelRegistry& registry);
+  Status SetInput(std::string_view name, std::span<const std::byte> bytes);
+  Status Run();
+  Status Synchronize();
+  const DeviceTensor* Find(std::string_view name) const;
+  StatusOr<std::vector<std::byte>> Fetch(std::string_view name) const;
+  Stream& compute_stream() { return *streams_.at(std::string(kComputeStream)); }
+  Stream& comm_stream() { return *streams_.at(std::string(kCommStream)); }
+  const MemoryReport& memory() const { return memory_; }
+  std::vector<TraceEvent> TakeTrace();
+
+ private:
+  Status CheckRanks();
+  StatusOr<Stream*> StreamFor(std::string_view name);
+  Status PlaceSources();
+  Status PlaceNode(int64_t index, const Node& node, const KernelRegistry& registry);
+  int64_t NewRoot(size_t bytes, bool persistent);
+  void Alias(const Value& value, int64_t root, size_t byte_offset, const TensorSpec& spec);
+  // True when every reader of every value sharing `root` runs no later than `node`.
+  bool RootDeadAfter(int64_t root, const Node& node) const;
+  std::optional<Placement> InPlaceGather(const Node& node, const TensorSpec& out) const;
+  std::optional<Placement> InPlaceUpdate(const Node& node, int input, const TensorSpec& out) const;
+  Status AssignBuffers();
+  Status BuildSchedule();
+  Status Materialize(const Value& value);
+  Event* DoneEvent(size_t planned_index);
+
+  const Graph& graph_;
+  Device& device_;
+  Communicator& comm_;
+  ExecutorOptions options_;
+  std::chrono::steady_clock::time_point epoch_;
+
+  std::optional<TrainingSpec> spec_;
+  std::map<std::string, std::unique_ptr<Stream>, std::less<>> streams_;
+  std::vector<std::unique_ptr<Event>> events_;
+  std::vector<Root> roots_;
+  std::vector<std::optional<Placement>> placements_;  // by value id
+  std::vector<DeviceTensor> tensors_;                 // by value id
+  std::vector<PlannedNode> planned_;
+  std::unordered_map<const Node*, size_t> planned_index_;
+  std::vector<BindingCopy> binding_copies_;
+  // Gradients CoalesceTensors fuses: value id -> (fused root, byte offset).
+  std::unordered_map<int64_t, std::pair<const Node*, int64_t>> fused_gradients_;
+  std::unordered_map<const Node*, int64_t> fused_roots_;
+  // Initializers read only through LocalShard: this rank holds only its shard.
+  std::unordered_map<int64_t, int64_t> shard_only_;  // value id -> shard elements
+  std::set<int64_t> binding_targets_;                // value ids of initializers bound to
+  std::set<int64_t> binding_sources_;
+  MemoryReport memory_;
+  int64_t step_ = 0;
+  std::mutex trace_mutex_;
+  std::vector<TraceEvent> trace_;
+};
+
+Status Executor::Impl::CheckRanks() {
+  ZG_ASSIGN_OR_RETURN(spec_, ReadTrainingSpec(graph_));
+  const int64_t graph_ranks = spec_ && spec_->nranks ? *spec_->nranks : 1;
+  ZG_RETURN_IF_NOT(graph_ranks == comm_.size(), "the graph is rewritten for ", graph_ranks,
+                   " ranks, but ", comm_.size(),
+                   " ranks run it: rewrite the training graph with "
+                   "rewrite-graph --nranks ",
+                   comm_.size());
+  if (spec_ && options_.bind_state) {
+    for (const auto& [new_name, old_name] : spec_->state_binding) {
+      binding_sources_.insert(graph_.FindValue(new_name)->id());
+      binding_targets_.insert(graph_.FindValue(old_name)->id());
+    }
+  }
+  return Status::Ok();
+}
+
+StatusOr<Stream*> Executor::Impl::StreamFor(std::string_view name) {
+  auto it = streams_.find(name);
+  if (it != streams_.end()) return it->second.get();
+  ZG_ASSIGN_OR_RETURN(std::unique_ptr<Stream> stream, device_.CreateStream(name));
+  Stream* raw = stream.get();
+  streams_.emplace(std::string(name), std::move(stream));
+  return raw;
+}
+
+int64_t Executor::Impl::NewRoot(size_t bytes, bool persistent) {
+  Root& root = roots_.emplace_back();
+  root.bytes = bytes;
+  root.persistent = persistent;
+  return static_cast<int64_t>(roots_.size()) - 1;
+}
+
+void Executor::Impl::Alias(const Value& value, int64_t root, size_t byte_offset,
+                           const TensorSpec& spec) {
+  placements_[static_cast<size_t>(value.id())] = Placement{root, byte_offset, spec};
+  roots_[static_cast<size_t>(root)].aliases.push_back(&value);
+}
+
+// Initializers, inputs and constants get their own buffers, filled before the first step.
+Status Executor::Impl::PlaceSources() {
+  for (const Value* value : graph_.initializers()) {
+    const Tensor& tensor = *value->initializer();
+    TensorSpec spec{tensor.dtype(), Shape(tensor.dims().begin(), tensor.dims().end())};
+    bool only_local_shards = !value->users().empty();
+    for (const Use& use : value->users()) {
+      only_local_shards &= use.node->Is(kZerographDomain, "LocalShard");
+    }
+    size_t bytes = SpecBytes(spec);
+    if (only_local_shards && comm_.size() > 1) {
+      const int64_t numel = NumElements(spec.shape);
+      ZG_RETURN_IF_NOT(numel % comm_.size() == 0, "initializer '", value->name(), "' (", numel,
+                       " elements) does not split into ", comm_.size(), " equal shards");
+      shard_only_[value->id()] = numel / comm_.size();
+      bytes /= static_cast<size_t>(comm_.size());
+    }
+    const int64_t root_id = NewRoot(bytes, /*persistent=*/true);
+    Alias(*value, root_id, 0, spec);
+    Root& root = roots_[static_cast<size_t>(root_id)];
+    ZG_ASSIGN_OR_RETURN(root.buffer, device_.Allocate(bytes));
+    memory_.parameters_and_states += bytes;
+    ZG_ASSIGN_OR_RETURN(std::span<const std::byte> data, tensor.Bytes());
+    Shape held = spec.shape;
+    if (auto shard = shard_only_.find(value->id()); shard != shard_only_.end()) {
+      held = Shape{shard->second};
+      data = data.subspan(static_cast<size_t>(comm_.rank()) * bytes, bytes);
+    }
+    ZG_ASSIGN_OR_RETURN(tensors_[static_cast<size_t>(value->id())],
+                        DeviceTensor::Create(root.buffer, 0, spec.dtype, held));
+    ZG_RETURN_IF_ERROR(device_.CopyFromHost(data, tensors_[static_cast<size_t>(value->id())]));
+  }
+  for (const Value* value : graph_.inputs()) {
+    if (value->initializer() != nullptr) continue;
+    TensorSpec spec;
+    if (auto it = options_.input_specs.find(value->name()); it != options_.input_specs.end()) {
+      spec = it->second;
+    } else {
+      std::optional<TensorType> type = value->type();
+      ZG_RETURN_IF_NOT(type && type->dims && type->numel(), "graph input '", value->name(),
+                       "' has no fully known type; give its shape");
+      spec = TensorSpec{type->dtype, *type->dims};
+    }
+    memory_.inputs += SpecBytes(spec);
+    const int64_t root_id = NewRoot(SpecBytes(spec), /*persistent=*/true);
+    Alias(*value, root_id, 0, spec);
+    ZG_ASSIGN_OR_RETURN(roots_[static_cast<size_t>(root_id)].buffer,
+                        device_.Allocate(SpecBytes(spec)));
+    ZG_RETURN_IF_ERROR(Materialize(*value));
+  }
+  return Status::Ok();
+}
+
+bool Executor::Impl::RootDeadAfter(int64_t root, const Node& node) const {
+  for (const Value* alias : roots_[static_cast<size_t>(root)].aliases) {
+    if (alias->is_graph_output() || binding_sources_.count(alias->id()) > 0) return false;
+    for (const Use& use : alias->users()) {
+      if (use.node != &node && !use.node->IsBefore(node)) return false;
+    }
+  }
+  return true;
+}
+
+// AllGather writes straight into the buffer its input is this rank's slice of.
+std::optional<Placement> Executor::Impl::InPlaceGather(const Node& node,
+                                                       const TensorSpec& out) const {
+  const std::optional<Placement>& in = placements_[static_cast<size_t>(node.input(0)->id())];
+  if (!in) return std::nullopt;
+  const Root& root = roots_[static_cast<size_t>(in->root)];
+  const size_t slice = SpecBytes(in->spec);
+  if (root.bytes != SpecBytes(out) ||
+      in->byte_offset != slice * static_cast<size_t>(comm_.rank())) {
+    return std::nullopt;
+  }
+  if (root.persistent && binding_targets_.count(root.aliases.front()->id()) == 0)
+    return std::nullopt;
+  for (const Value* alias : root.aliases) {
+    for (const Use& use : alias->users()) {
+      if (use.node != &node && !use.node->IsBefore(node)) return std::nullopt;
+    }
+  }
+  return Placement{in->root, 0, out};
+}
+
+// An update may overwrite its input when nothing reads that memory later in the step and, for
+// an initializer, the binding replaces it at the end of the step anyway.
+std::optional<Placement> Executor::Impl::InPlaceUpdate(const Node& node, int input,
+                                                       const TensorSpec& out) const {
+  const Value* value = node.input(static_cast<size_t>(input));
+  if (value == nullptr) return std::nullopt;
+  const std::optional<Placement>& in = placements_[static_cast<size_t>(value->id())];
+  if (!in || SpecBytes(in->spec) != SpecBytes(out) || in->spec.dtype != out.dtype)
+    return std::nullopt;
+  const Root& root = roots_[static_cast<size_t>(in->root)];
+  if (root.persistent) {
+    const Value* owner = root.aliases.front();
+    if (owner->initializer() == nullptr || binding_targets_.count(owner->id()) == 0)
+      return std::nullopt;
+  }
+  if (!RootDeadAfter(in->root, node)) return std::nullopt;
+  return Placement{in->root, in->byte_offset, out};
+}
+
+Status Executor::Impl::PlaceNode(int64_t index, const Node& node, const KernelRegistry& registry) {
+  std::vector<const TensorSpec*> input_specs(node.num_inputs(), nullptr);
+  std::vector<const DeviceTensor*> input_values(node.num_inputs(), nullptr);
+  std::vector<DataType> input_dtypes(node.num_inputs(), DataType::kUndefined);
+  for (size_t i = 0; i < node.num_inputs(); ++i) {
+    const Value* input = node.input(i);
+    if (input == nullptr) continue;
+    const std::optional<Placement>& placement = placements_[static_cast<size_t>(input->id())];
+    ZG_RET_CHECK(placement.has_value(), Label(node), " reads '", input->name(),
+                 "' before it is planned");
+    input_specs[i] = &placement->spec;
+    input_dtypes[i] = placement->spec.dtype;
+    // Shape inference may read constants only: inputs are filled after planning, every step.
+    const bool constant = input->initializer() != nullptr ||
+                          (input->producer() != nullptr && input->producer()->num_inputs() == 0);
+    const DeviceTensor& tensor = tensors_[static_cast<size_t>(input->id())];
+    if (constant && !tensor.empty()) input_values[i] = &tensor;
+  }
+  ZG_ASSIGN_OR_RETURN(
+      std::unique_ptr<OpKernel> kernel,
+      registry.CreateKernel(node, device_.type(), input_dtypes, comm_.rank(), comm_.size()));
+  ZG_ASSIGN_OR_RETURN(std::vector<OutputInfo> infos,
+                      kernel->InferOutputs(ShapeContext{input_specs, input_values}));
+  const bool is_coalesce = node.Is(kZerographDomain, "CoalesceTensors");
+  bool elided = false;
+  for (size_t o = 0; o < node.num_outputs(); ++o) {
+    const Value* output = node.output(o);
+    if (output == nullptr) continue;
+    const OutputInfo& info = infos[o];
+    std::optional<Placement> placement;
+    if (info.view) {
+      const Value* source = node.input(static_cast<size_t>(info.view->input));
+      const Placement& in = *placements_[static_cast<size_t>(source->id())];
+      if (shard_only_.count(source->id()) > 0) {
+        placement = Placement{in.root, 0, info.spec};  // LocalShard of a shard this rank holds
+        elided = true;
+      } else {
+        placement = Placement{
+            in.root,
+            in.byte_offset + static_cast<size_t>(info.view->offset) * ElementSize(in.spec.dtype),
+            info.spec};
+      }
+    } else if (auto fused = fused_gradients_.find(output->id()); fused != fused_gradients_.end()) {
+      auto [coalesce, byte_offset] = fused->second;
+      auto root = fused_roots_.find(coalesce);
+      if (root == fused_roots_.end()) {
+        root = fused_roots_.emplace(coalesce, NewRoot(0, false)).first;
+      }
+      placement = Placement{
+          root->second, static_cast<size_t>(byte_offset) * ElementSize(info.spec.dtype), info.spec};
+    } else if (is_coalesce) {
+      auto root = fused_roots_.find(&node);
+      if (root == fused_roots_.end()) root = fused_roots_.emplace(&node, NewRoot(0, false)).first;
+      roots_[static_cast<size_t>(root->second)].bytes = SpecBytes(info.spec);
+      placement = Placement{root->second, 0, info.spec};
+    } else if (node.Is(kZerographDomain, "AllGather")) {
+      placement = InPlaceGather(node, info.spec);
+    } else if (info.in_place_input) {
+      placement = InPlaceUpdate(node, *info.in_place_input, info.spec);
+    }
+    if (!placement) placement = Placement{NewRoot(SpecBytes(info.spec), false), 0, info.spec};
+    Alias(*output, placement->root, placement->byte_offset, placement->spec);
+    Root& root = roots_[static_cast<size_t>(placement->root)];
+    root.first_def = std::min(root.first_def, index);
+  }
+  for (const Value* input : node.inputs()) {
+    if (input == nullptr) continue;
+    Root& root = roots_[static_cast<size_t>(placements_[static_cast<size_t>(input->id())]->root)];
+    root.last_use = std::max(root.last_use, index);
+    if (node.stream() != kComputeStream) root.off_compute = true;
+  }
+  if (node.stream() != kComputeStream) {
+    for (const Value* output : node.outputs()) {
+      if (output != nullptr) {
+        roots_[static_cast<size_t>(placements_[static_cast<size_t>(output->id())]->root)]
+            .off_compute = true;
+      }
+    }
+  }
+  PlannedNode& planned = planned_.emplace_back();
+  planned.node = &node;
+  planned.kernel = std::move(kernel);
+  planned.elided = elided;
+  ZG_ASSIGN_OR_RETURN(planned.stream, StreamFor(node.stream()));
+  planned_index_[&node] = planned_.size() - 1;
+  if (node.num_inputs() == 0) {
+    // Constants are computed once, now, so shape inference can read them (ReduceSum's axes).
+    for (const Value* output : node.outputs()) {
+      Root& root =
+          roots_[static_cast<size_t>(placements_[static_cast<size_t>(output->id())]->root)];
+      root.persistent = true;
+      memory_.parameters_and_states += root.bytes;
+      ZG_ASSIGN_OR_RETURN(root.buffer, device_.Allocate(root.bytes));
+      ZG_RETURN_IF_ERROR(Materialize(*output));
+    }
+    std::vector<DeviceTensor*> outputs;
+    for (const Value* output : node.outputs())
+      outputs.push_back(&tensors_[static_cast<size_t>(output->id())]);
+    ZG_RETURN_IF_ERROR(planned.kernel->Compute(KernelContext{{}, outputs, planned.stream, &comm_}));
+    ZG_RETURN_IF_ERROR(planned.stream->Synchronize());
+    planned.elided = true;
+  }
+  return Status::Ok();
+}
+
+Status Executor::Impl::Materialize(const Value& value) {
+  const Placement& placement = *placements_[static_cast<size_t>(value.id())];
+  const Root& root = roots_[static_cast<size_t>(placement.root)];
+  ZG_ASSIGN_OR_RETURN(tensors_[static_cast<size_t>(value.id())],
+                      DeviceTensor::Create(root.buffer, placement.byte_offset, placement.spec.dtype,
+                                           placement.spec.shape));
+  return Status::Ok();
+}
+
+// Gives every root that is not persistent a buffer, sharing buffers between roots whose lives do
+// not overlap (greedy, best fit by size, in order of definition).
+Status Executor::Impl::AssignBuffers() {
+  std::vector<size_t> order;
+  for (size_t r = 0; r < roots_.size(); ++r) {
+    if (roots_[r].buffer == nullptr) order.push_back(r);
+  }
+  std::sort(order.begin(), order.end(),
+            [&](size_t a, size_t b) { return roots_[a].first_def < roots_[b].first_def; });
+  std::multimap<size_t, std::shared_ptr<Buffer>> free_buffers;  // by size
+  std::multimap<int64_t, size_t> live;                          // last use -> root
+  for (size_t r : order) {
+    Root& root = roots_[r];
+    for (const Value* alias : root.aliases) {
+      if (alias->is_graph_output() || binding_sources_.count(alias->id()) > 0) {
+        root.last_use = kEndOfStep;
+      }
+    }
+    memory_.activations_without_reuse += root.bytes;
+    while (!live.empty() && live.begin()->first < root.first_def) {
+      Root& done = roots_[live.begin()->second];
+      free_buffers.emplace(done.buffer->size(), done.buffer);
+      live.erase(live.begin());
+    }
+    const bool reusable = !root.off_compute && root.last_use != kEndOfStep;
+    if (reusable) {
+      auto fit = free_buffers.lower_bound(root.bytes);
+      if (fit != free_buffers.end()) {
+        root.buffer = fit->second;
+        free_buffers.erase(fit);
+        live.emplace(root.last_use, r);
+        continue;
+      }
+    }
+    ZG_ASSIGN_OR_RETURN(root.buffer, device_.Allocate(root.bytes));
+    memory_.activations += root.bytes;
+    if (reusable) live.emplace(root.last_use, r);
+  }
+  return Status::Ok();
+}
+
+Event* Executor::Impl::DoneEvent(size_t planned_index) {
+  PlannedNode& planned = planned_[planned_index];
+  if (planned.done == nullptr) {
+    StatusOr<std::unique_ptr<Event>> event = device_.CreateEvent();
+    ZG_CHECK(event.ok(), event.status().ToString());
+    planned.done = event->get();
+    events_.push_back(std::move(event).value());
+  }
+  return planned.done;
+}
+
+// Wires tensors into every node's context and joins streams with events: a node waits for the
+// producers of its inputs that run on other streams, and for the nodes named in
+// `__after_previous_step` (recorded in the previous step).
+Status Executor::Impl::BuildSchedule() {
+  for (size_t p = 0; p < planned_.size(); ++p) {
+    PlannedNode& planned = planned_[p];
+    const Node& node = *planned.node;
+    for (const Value* input : node.inputs()) {
+      planned.inputs.push_back(input == nullptr ? nullptr
+                                                : &tensors_[static_cast<size_t>(input->id())]);
+      if (input == nullptr || input->producer() == nullptr) continue;
+      auto producer = planned_index_.find(input->producer());
+      if (producer == planned_index_.end() || planned_[producer->second].elided) continue;
+      if (planned_[producer->second].stream == planned.stream) continue;
+      Event* event = DoneEvent(producer->second);
+      if (std::find(planned.waits.begin(), planned.waits.end(), event) == planned.waits.end()) {
+        planned.waits.push_back(event);
+      }
+    }
+    for (const Value* output : node.outputs()) {
+      planned.outputs.push_back(output == nullptr ? nullptr
+                                                  : &tensors_[static_cast<size_t>(output->id())]);
+    }
+    if (std::optional<std::vector<std::string_view>> after =
+            node.GetStrings(kAfterPreviousStepAttr)) {
+      for (std::string_view name : *after) {
+        const Node* previous = graph_.FindNode(name);
+        ZG_RETURN_IF_NOT(previous != nullptr && planned_index_.count(previous) > 0, Label(node),
+                         ": ", kAfterPreviousStepAttr, " names '", name, "', which is no node");
+        planned.waits.push_back(DoneEvent(planned_index_.at(previous)));
+      }
+    }
+  }
+  if (!spec_ || !options_.bind_state) return Status::Ok();
+  for (const auto& [new_name, old_name] : spec_->state_binding) {
+    const Value* from = graph_.FindValue(new_name);
+    const Value* to = graph_.FindValue(old_name);
+    DeviceTensor& target = tensors_[static_cast<size_t>(to->id())];
+    const DeviceTensor& source = tensors_[static_cast<size_t>(from->id())];
+    ZG_RETURN_IF_NOT(source.byte_size() == target.byte_size() && source.dtype() == target.dtype(),
+                     "state binding: '", new_name, "' (", source.ToString(), ") cannot replace '",
+                     old_name, "' (", target.ToString(), ")");
+    if (source.data() == target.data()) continue;  // updated in place
+    Event* wait = nullptr;
+    if (from->producer() != nullptr) {
+      size_t producer = planned_index_.at(from->producer());
+      if (planned_[producer].stream != &compute_stream()) wait = DoneEvent(producer);
+    }
+    binding_copies_.push_back({&source, &target, wait});
+  }
+  return Status::Ok();
+}
+
+Status Executor::Impl::Plan(const KernelRegistry& registry) {
+  ZG_RETURN_IF_ERROR(CheckRanks());
+  placements_.resize(static_cast<size_t>(graph_.value_id_bound()));
+  tensors_.resize(static_cast<size_t>(graph_.value_id_bound()));
+  ZG_RETURN_IF_ERROR(StreamFor(kComputeStream).status());
+  ZG_RETURN_IF_ERROR(StreamFor(kCommStream).status());
+  ZG_RETURN_IF_ERROR(PlaceSources());
+  // Gradients that CoalesceTensors fuses are produced straight into the fused buffer.
+  for (const Node* node : graph_.nodes()) {
+    if (!node->Is(kZerographDomain, "CoalesceTensors")) continue;
+    std::optional<std::span<const int64_t>> offsets = node->GetInts("offsets");
+    if (!offsets || offsets->size() != node->num_inputs()) continue;
+    for (size_t i = 0; i < node->num_inputs(); ++i) {
+      const Value* gradient = node->input(i);
+      if (gradient == nullptr || gradient->producer() == nullptr ||
+          gradient->producer()->num_inputs() == 0 || gradient->is_graph_output() ||
+          binding_sources_.count(gradient->id()) > 0 ||
+          fused_gradients_.count(gradient->id()) > 0) {
+        continue;
+      }
+      fused_gradients_[gradient->id()] = {node, (*offsets)[i]};
+    }
+  }
+  int64_t index = 0;
+  for (const Node* node : graph_.nodes()) {
+    Status placed = PlaceNode(index++, *node, registry);
+    if (!placed.ok()) return placed;
+  }
+  ZG_RETURN_IF_ERROR(AssignBuffers());
+  for (const Node* node : graph_.nodes()) {
+    for (const Value* output : node->outputs()) {
+      if (output != nullptr && tensors_[static_cast<size_t>(output->id())].empty()) {
+        ZG_RETURN_IF_ERROR(Materialize(*output));
+      }
+    }
+  }
+  return BuildSchedule();
+}
+
+Status Executor::Impl::SetInput(std::string_view name, std::span<const std::byte> bytes) {
+  const Value* value = graph_.FindValue(name);
+  ZG_RETURN_IF_NOT(value != nullptr && value->is_graph_input(), "'", name, "' is no graph input");
+  DeviceTensor& tensor = tensors_[static_cast<size_t>(value->id())];
+  ZG_RETURN_IF_NOT(bytes.size() == tensor.byte_size(), "input '", name, "' takes ",
+                   tensor.byte_size(), " bytes (", tensor.ToString(), "), got ", bytes.size());
+  return device_.CopyFromHost(bytes, tensor);
+}
+
+Status Executor::Impl::Run() {
+  ++step_;
+  for (PlannedNode& planned : planned_) {
+    if (planned.elided) continue;
+    for (Event* event : planned.waits) ZG_RETURN_IF_ERROR(planned.stream->WaitEvent(*event));
+    ZG_RETURN_IF_ERROR(planned.stream->Enqueue([this, &planned, step = step_]() -> Status {
+      KernelContext ctx{planned.inputs, planned.outputs, planned.stream, &comm_};
+      if (!options_.trace) return planned.kernel->Compute(ctx);
+      const double start =
+          std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - epoch_)
+              .count();
+      Status status = planned.kernel->Compute(ctx);
+      const double end =
+          std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - epoch_)
+              .count();
+      std::lock_guard<std::mutex> lock(trace_mutex_);
+      trace_.push_back({std::string(planned.node->name()), std::string(planned.node->op_type()),
+                        planned.stream->name(), step, start, end});
+      return status;
+    }));
+    if (planned.done != nullptr) ZG_RETURN_IF_ERROR(planned.stream->RecordEvent(*planned.done));
+  }
+  Stream& compute = compute_stream();
+  for (const BindingCopy& copy : binding_copies_) {
+    if (copy.wait != nullptr) ZG_RETURN_IF_ERROR(compute.WaitEvent(*copy.wait));
+    ZG_RETURN_IF_ERROR(compute.Enqueue([copy]() -> Status {
+      ZG_RET_CHECK(copy.to->device().host_accessible(), "state binding copies need host memory");
+      std::memcpy(copy.to->data(), copy.from->data(), copy.from->byte_size());
+      return Status::Ok();
+    }));
+  }
+  return Synchronize();
+}
+
+Status Executor::Impl::Synchronize() {
+  Status first;
+  for (auto& [name, stream] : streams_) {
+    Status status = stream->Synchronize();
+    if (first.ok() && !status.ok()) first = std::move(status);
+  }
+  return first;
+}
+
+const DeviceTensor* Executor::Impl::Find(std::string_view name) const {
+  const Value* value = graph_.FindValue(name);
+  if (value == nullptr) return nullptr;
+  const DeviceTensor& tensor = tensors_[static_cast<size_t>(value->id())];
+  return tensor.empty() ? nullptr : &tensor;
+}
+
+StatusOr<std::vector<std::byte>> Executor::Impl::Fetch(std::string_view name) const {
+  const DeviceTensor* tensor = Find(name);
+  ZG_RETURN_IF_NOT(tensor != nullptr, "no value '", name, "' to fetch");
+  std::vector<std::byte> bytes(tensor->byte_size());
+  ZG_RETURN_IF_ERROR(device_.CopyToHost(*tensor, bytes));
+  return bytes;
+}
+
+std::vector<TraceEvent> Executor::Impl::TakeTrace() {
+  std::lock_guard<std::mutex> lock(trace_mutex_);
+  return std::exchange(trace_, {});
+}
+
+Executor::Executor(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Executor::~Executor() {
+  if (impl_ != nullptr) impl_->Synchronize().IgnoreError();
+}
+
+StatusOr<std::unique_ptr<Executor>> Executor::Create(const Graph& graph, Device& device,
+                                                     Communicator& comm,
+                                                     const KernelRegistry& registry,
+                                                     ExecutorOptions options) {
+  auto impl = std::make_unique<Impl>(graph, device, comm, std::move(options));
+  ZG_RETURN_IF_ERROR(impl->Plan(registry));
+  return std::unique_ptr<Executor>(new Executor(std::move(impl)));
+}
+
+Status Executor::SetInput(std::string_view name, std::span<const std::byte> bytes) {
+  return impl_->SetInput(name, bytes);
+}
+Status Executor::Run() { return impl_->Run(); }
+Status Executor::Synchronize() { return impl_->Synchronize(); }
+const DeviceTensor* Executor::Find(std::string_view name) const { return impl_->Find(name); }
+StatusOr<std::vector<std::byte>> Executor::Fetch(std::string_view name) const {
+  return impl_->Fetch(name);
+}
+Stream& Executor::compute_stream() { return impl_->compute_stream(); }
+Stream& Executor::comm_stream() { return impl_->comm_stream(); }
+const MemoryReport& Executor::memory() const { return impl_->memory(); }
+std::vector<TraceEvent> Executor::TakeTrace() { return impl_->TakeTrace(); }
+
+}  // namespace zerograph::runtime

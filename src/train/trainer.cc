@@ -1,0 +1,224 @@
+#include "zerograph/train/trainer.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <bit>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <ostream>
+
+#include <nlohmann/json.hpp>
+
+#include "zerograph/ir/graph.h"
+#include "zerograph/runtime/communicator.h"
+#include "zerograph/runtime/device.h"
+#include "zerograph/runtime/stream.h"
+
+namespace zerograph {
+namespace {
+
+template <typename T>
+std::span<const std::byte> BytesOf(const T& value) {
+  return std::as_bytes(std::span<const T>(&value, 1));
+}
+
+// "[#########           ] 45/100"
+void DrawProgress(int64_t done, int64_t total, float loss) {
+  constexpr int kWidth = 30;
+  const int filled = static_cast<int>(kWidth * done / std::max<int64_t>(total, 1));
+  std::fprintf(stderr, "\r[%s%s] %lld/%lld loss %.6g", std::string(filled, '#').c_str(),
+               std::string(kWidth - filled, ' ').c_str(), static_cast<long long>(done),
+               static_cast<long long>(total), static_cast<double>(loss));
+  if (done == total) std::fputc('\n', stderr);
+  std::fflush(stderr);
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<Trainer>> Trainer::Create(const Graph& graph, const std::string& data_path,
+                                                   runtime::Device& device,
+                                                   runtime::Communicator& comm,
+                                                   const runtime::KernelRegistry& registry,
+                                                   bool trace) {
+  std::unique_ptr<Trainer> trainer(new Trainer());
+  trainer->graph_ = &graph;
+  trainer->device_ = &device;
+  trainer->comm_ = &comm;
+  ZG_ASSIGN_OR_RETURN(std::optional<TrainingSpec> spec, ReadTrainingSpec(graph));
+  ZG_RETURN_IF_NOT(spec.has_value(),
+                   "the graph has no zerograph.loss metadata, so it is not a training graph");
+  trainer->spec_ = std::move(*spec);
+  // Said first: a graph for another rank count would otherwise fail on the data's shapes.
+  const int64_t graph_ranks = trainer->spec_.nranks.value_or(1);
+  ZG_RETURN_IF_NOT(graph_ranks == comm.size(), "the graph is rewritten for ", graph_ranks,
+                   " ranks, but ", comm.size(),
+                   " ranks run it: rewrite the training graph with "
+                   "rewrite-graph --nranks ",
+                   comm.size());
+  ZG_ASSIGN_OR_RETURN(trainer->dataset_,
+                      Dataset::Open(data_path, graph, trainer->spec_, comm.size()));
+  runtime::ExecutorOptions options;
+  options.trace = trace;
+  for (const auto& [name, spec_of_input] : trainer->dataset_->inputs()) {
+    options.input_specs.emplace(name, spec_of_input);
+  }
+  ZG_ASSIGN_OR_RETURN(trainer->executor_,
+                      runtime::Executor::Create(graph, device, comm, registry, std::move(options)));
+  ZG_ASSIGN_OR_RETURN(trainer->loss_sum_,
+                      runtime::DeviceTensor::Allocate(device, DataType::kFloat32, {}));
+  return trainer;
+}
+
+StatusOr<std::vector<StepResult>> Trainer::Train(const TrainOptions& options) {
+  runtime::Executor& executor = *executor_;
+  const bool rank0 = comm_->rank() == 0;
+  const bool progress = rank0 && options.out != nullptr && isatty(STDERR_FILENO) != 0;
+  std::ofstream loss_log;
+  if (rank0 && !options.loss_log.empty()) {
+    loss_log.open(options.loss_log);
+    ZG_RETURN_IF_NOT(loss_log.good(), "cannot write the loss log '", options.loss_log, "'");
+    loss_log << "# step loss lr loss_bits\n";
+  }
+  std::vector<StepResult> results;
+  std::map<std::string, std::vector<std::byte>> rows;
+  for (const auto& [name, spec] : dataset_->inputs()) {
+    rows[name].resize(static_cast<size_t>(runtime::NumElements(spec.shape)) *
+                      ElementSize(spec.dtype));
+  }
+  const auto run_start = std::chrono::steady_clock::now();
+  for (int64_t step = options.first_step; step < options.first_step + options.steps; ++step) {
+    const auto start = std::chrono::steady_clock::now();
+    for (auto& [name, bytes] : rows) {
+      ZG_RETURN_IF_ERROR(dataset_->Rows(name, step, comm_->rank(), bytes));
+      ZG_RETURN_IF_ERROR(executor.SetInput(name, bytes));
+    }
+    const float lr = options.schedule.At(step);
+    if (!spec_.lr_input.empty()) ZG_RETURN_IF_ERROR(executor.SetInput(spec_.lr_input, BytesOf(lr)));
+    const int64_t update = step + 1;  // the optimizers' 1-based update count
+    if (!spec_.step_input.empty()) {
+      ZG_RETURN_IF_ERROR(executor.SetInput(spec_.step_input, BytesOf(update)));
+    }
+    Status ran = executor.Run();
+    if (!ran.ok()) return std::move(ran).WithContext(StrCat("step ", step));
+
+    // The loss shown is the mean over ranks (each rank's is the mean over its rows).
+    const runtime::DeviceTensor* loss = executor.Find(spec_.loss);
+    ZG_RET_CHECK(loss != nullptr && loss->numel() == 1, "no scalar loss '", spec_.loss, "'");
+    runtime::Stream& comm_stream = executor.comm_stream();
+    ZG_RETURN_IF_ERROR(comm_->AllReduce(*loss, loss_sum_, runtime::ReduceOp::kAvg, comm_stream));
+    ZG_RETURN_IF_ERROR(comm_stream.Synchronize());
+    float mean_loss = 0;
+    ZG_RETURN_IF_ERROR(
+        device_->CopyToHost(loss_sum_, std::as_writable_bytes(std::span<float>(&mean_loss, 1))));
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    results.push_back({step, mean_loss, lr, seconds});
+    if (!rank0) continue;
+    if (options.out != nullptr) {
+      char line[160];
+      std::snprintf(line, sizeof(line), "step %lld  loss %.9g  lr %.6g  time %.3f ms\n",
+                    static_cast<long long>(step), static_cast<double>(mean_loss),
+                    static_cast<double>(lr), seconds * 1e3);
+      *options.out << line << std::flush;
+    }
+    if (progress) DrawProgress(step - options.first_step + 1, options.steps, mean_loss);
+    if (loss_log.is_open()) {
+      char line[160];
+      std::snprintf(line, sizeof(line), "%lld %.9g %.9g 0x%08x\n", static_cast<long long>(step),
+                    static_cast<double>(mean_loss), static_cast<double>(lr),
+                    std::bit_cast<uint32_t>(mean_loss));
+      loss_log << line;
+    }
+  }
+  if (rank0 && options.out != nullptr && !results.empty()) {
+    std::vector<double> times;
+    for (const StepResult& r : results) times.push_back(r.seconds);
+    std::sort(times.begin(), times.end());
+    const double total =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start).count();
+    const runtime::MemoryReport& memory = executor.memory();
+    char line[320];
+    std::snprintf(
+        line, sizeof(line),
+        "trained %lld steps on %d ranks in %.3f s: median step %.3f ms, final loss "
+        "%.9g, %.1f samples/s; memory per rank %.2f MiB (parameters and states %.2f, "
+        "inputs %.2f, activations %.2f; %.2f without buffer reuse)\n",
+        static_cast<long long>(results.size()), comm_->size(), total, times[times.size() / 2] * 1e3,
+        static_cast<double>(results.back().loss),
+        static_cast<double>(dataset_->global_batch() * static_cast<int64_t>(results.size())) /
+            total,
+        static_cast<double>(memory.total()) / (1 << 20),
+        static_cast<double>(memory.parameters_and_states) / (1 << 20),
+        static_cast<double>(memory.inputs) / (1 << 20),
+        static_cast<double>(memory.activations) / (1 << 20),
+        static_cast<double>(memory.activations_without_reuse) / (1 << 20));
+    *options.out << line << std::flush;
+  }
+  if (!options.trace.empty()) ZG_RETURN_IF_ERROR(WriteTrace(options.trace));
+  return results;
+}
+
+// Each rank writes its part; rank 0 merges them into one Chrome trace with a process per rank
+// and a thread per stream, which Perfetto and chrome://tracing open.
+Status Trainer::WriteTrace(const std::string& path) {
+  using Json = nlohmann::json;
+  std::vector<runtime::TraceEvent> events = executor_->TakeTrace();
+  const std::string part = comm_->size() == 1 ? path : StrCat(path, ".rank-", comm_->rank());
+  Json trace_events = Json::array();
+  const int pid = comm_->rank();
+  trace_events.push_back({{"name", "process_name"},
+                          {"ph", "M"},
+                          {"pid", pid},
+                          {"args", {{"name", StrCat("rank ", pid)}}}});
+  std::map<std::string, int> tids;
+  for (const runtime::TraceEvent& event : events) {
+    auto [it, inserted] = tids.emplace(event.stream, static_cast<int>(tids.size()));
+    if (inserted) {
+      trace_events.push_back({{"name", "thread_name"},
+                              {"ph", "M"},
+                              {"pid", pid},
+                              {"tid", it->second},
+                              {"args", {{"name", event.stream}}}});
+    }
+    trace_events.push_back({{"name", event.name},
+                            {"cat", event.op_type},
+                            {"ph", "X"},
+                            {"ts", event.start_us},
+                            {"dur", event.end_us - event.start_us},
+                            {"pid", pid},
+                            {"tid", it->second},
+                            {"args", {{"step", event.step}}}});
+  }
+  {
+    std::ofstream out(part);
+    out << trace_events.dump();
+    ZG_RETURN_IF_NOT(out.good(), "cannot write the trace '", part, "'");
+  }
+  if (comm_->size() == 1) {
+    std::ofstream out(path);
+    out << Json{{"traceEvents", trace_events}, {"displayTimeUnit", "ms"}}.dump();
+    return Status::Ok();
+  }
+  ZG_RETURN_IF_ERROR(comm_->Barrier());
+  if (comm_->rank() != 0) return Status::Ok();
+  Json merged = Json::array();
+  for (int r = 0; r < comm_->size(); ++r) {
+    const std::string rank_part = StrCat(path, ".rank-", r);
+    std::ifstream in(rank_part);
+    Json part_events = Json::parse(in, nullptr, /*allow_exceptions=*/false);
+    ZG_RETURN_IF_NOT(part_events.is_array(), "cannot read the trace part '", rank_part, "'");
+    for (Json& event : part_events) merged.push_back(std::move(event));
+    std::filesystem::remove(rank_part);
+  }
+  std::ofstream out(path);
+  out << Json{{"traceEvents", merged}, {"displayTimeUnit", "ms"}}.dump();
+  ZG_RETURN_IF_NOT(out.good(), "cannot write the trace '", path, "'");
+  return Status::Ok();
+}
+
+}  // namespace zerograph

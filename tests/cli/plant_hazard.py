@@ -1,0 +1,25 @@
+"""Plants a hazard in a rewritten graph by hand (the all-gather moved to the compute stream, so
+collectives run on two streams and ranks could issue them in different orders), then runs
+`rewrite-graph --check` on it and exits with its exit code.
+
+Usage: plant_hazard.py REWRITTEN.onnx OUT.onnx REWRITE_GRAPH
+"""
+import subprocess
+import sys
+
+import onnx
+
+
+def main(rewritten, out, rewrite_graph):
+    model = onnx.load(rewritten)
+    gathers = [n for n in model.graph.node if n.op_type == "AllGather"]
+    assert gathers, "no AllGather in the rewritten graph"
+    for attr in gathers[0].attribute:
+        if attr.name == "__execution_stream":
+            attr.s = b"default"
+    onnx.save(model, out)
+    sys.exit(subprocess.run([rewrite_graph, "--check", out]).returncode)
+
+
+if __name__ == "__main__":
+    main(*sys.argv[1:])
