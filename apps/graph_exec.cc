@@ -208,12 +208,10 @@ Status Train(const GraphExecOptions& options) {
     const Dataset& data = trainer->dataset();
     ZG_RETURN_IF_NOT(options.batch == 0 || options.batch == data.global_batch(), "--batch ",
                      options.batch, " does not fit the graph: it takes ", data.rows_per_rank(),
-                     " rows per rank, so ", comm->size(), " ranks take a global batch of ",
-                     data.global_batch(), " (generate the graph with --batch ",
-                     options.batch % comm->size() == 0 ? StrCat(options.batch / comm->size())
-                                                       : std::string("B/N"),
-                     ", or run ", options.batch / std::max<int64_t>(data.rows_per_rank(), 1),
-                     " ranks)");
+                     " rows per rank, so ", comm->size(), " rank(s) take a global batch of ",
+                     data.global_batch(),
+                     "; for another global batch, generate the graph with --batch set to the "
+                     "rows per rank");
     return Status::Ok();
   }();
   ZG_RETURN_IF_ERROR(AgreeOnSetup(setup, *comm, *device));

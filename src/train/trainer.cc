@@ -38,6 +38,20 @@ void DrawProgress(int64_t done, int64_t total, float loss) {
   std::fflush(stderr);
 }
 
+// "512 B", "7.5 KiB", "128.7 MiB".
+std::string HumanBytes(size_t bytes) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB"};
+  double value = static_cast<double>(bytes);
+  int unit = 0;
+  while (value >= 1024 && unit < 3) {
+    value /= 1024;
+    ++unit;
+  }
+  char text[32];
+  std::snprintf(text, sizeof(text), unit == 0 ? "%.0f %s" : "%.1f %s", value, units[unit]);
+  return text;
+}
+
 }  // namespace
 
 StatusOr<std::unique_ptr<Trainer>> Trainer::Create(const Graph& graph, const std::string& data_path,
@@ -142,22 +156,22 @@ StatusOr<std::vector<StepResult>> Trainer::Train(const TrainOptions& options) {
     const double total =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start).count();
     const runtime::MemoryReport& memory = executor.memory();
-    char line[320];
+    char line[200];
     std::snprintf(
         line, sizeof(line),
-        "trained %lld steps on %d ranks in %.3f s: median step %.3f ms, final loss "
-        "%.9g, %.1f samples/s; memory per rank %.2f MiB (parameters and states %.2f, "
-        "inputs %.2f, activations %.2f; %.2f without buffer reuse)\n",
+        "trained %lld steps on %d rank(s) in %.3f s: median step %.3f ms, final loss "
+        "%.9g, %.1f samples/s\n",
         static_cast<long long>(results.size()), comm_->size(), total, times[times.size() / 2] * 1e3,
         static_cast<double>(results.back().loss),
         static_cast<double>(dataset_->global_batch() * static_cast<int64_t>(results.size())) /
-            total,
-        static_cast<double>(memory.total()) / (1 << 20),
-        static_cast<double>(memory.parameters_and_states) / (1 << 20),
-        static_cast<double>(memory.inputs) / (1 << 20),
-        static_cast<double>(memory.activations) / (1 << 20),
-        static_cast<double>(memory.activations_without_reuse) / (1 << 20));
-    *options.out << line << std::flush;
+            total);
+    *options.out << line
+                 << StrCat("memory per rank: ", HumanBytes(memory.total()),
+                           " (parameters and states ", HumanBytes(memory.parameters_and_states),
+                           ", inputs ", HumanBytes(memory.inputs), ", activations ",
+                           HumanBytes(memory.activations), "; ",
+                           HumanBytes(memory.activations_without_reuse),
+                           " without buffer reuse)\n");
   }
   if (!options.trace.empty()) ZG_RETURN_IF_ERROR(WriteTrace(options.trace));
   return results;
