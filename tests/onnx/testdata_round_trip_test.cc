@@ -201,5 +201,24 @@ TEST(TestdataRoundTripTest, SavedModelsPassOnnxChecker) {
   EXPECT_EQ(code, 0) << output;
 }
 
+// Our own committed training graphs round-trip and pass the checker the same way.
+TEST(TestdataRoundTripTest, KeepsOurModels) {
+  std::vector<TestdataModel> models;
+  for (const auto& entry :
+       std::filesystem::directory_iterator(std::string(ZG_SOURCE_DIR) + "/models")) {
+    if (entry.path().extension() == ".onnx") {
+      models.push_back({entry.path().string(), "ours__" + entry.path().stem().string()});
+    }
+  }
+  ASSERT_GE(models.size(), 2u) << "models/ should hold mlp_demo.onnx and mlp_demo_sgd.onnx";
+  std::unique_ptr<TempFolder> folder = FolderForManyModels();
+  EXPECT_EQ(SaveAll(models, *folder, /*check_round_trip=*/true), models.size());
+  std::string output;
+  const int code = onnx_test::RunCommand(std::string(ZG_PYTHON) + " " + ZG_SOURCE_DIR +
+                                             "/tests/onnx/check_models.py " + folder->path(),
+                                         output);
+  EXPECT_EQ(code, 0) << output;
+}
+
 }  // namespace
 }  // namespace zerograph
