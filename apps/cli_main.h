@@ -4,6 +4,7 @@
 #define ZEROGRAPH_APPS_CLI_MAIN_H_
 
 #include <charconv>
+#include <cstdio>
 #include <exception>
 #include <functional>
 #include <iostream>
@@ -52,7 +53,11 @@ inline int RunAndExit(const std::function<Status()>& run) {
   } catch (const std::exception& e) {
     status = InternalError(StrCat("uncaught exception: ", e.what()));
   }
-  if (!status.ok()) std::cerr << "error: " << status.message() << "\n";
+  if (!status.ok()) {
+    // One write, so that the messages of several ranks sharing a terminal do not interleave.
+    const std::string line = StrCat("error: ", status.message(), "\n");
+    std::fwrite(line.data(), 1, line.size(), stderr);
+  }
   return status.ExitCode();
 }
 

@@ -40,8 +40,9 @@ struct TraceEvent {
   std::string name;
   std::string op_type;
   std::string stream;
+  // The executor's run it belongs to, from 0.
   int64_t step = 0;
-  // Microseconds since the executor was created.
+  // Microseconds of the machine's monotonic clock (the same in every process on a machine).
   double start_us = 0;
   double end_us = 0;
 };

@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "runtime/comm/mpi_communicator.h"
+
+#include <cstdlib>
 #include "runtime/comm/reduce.h"
 #include "zerograph/runtime/half.h"
 
@@ -78,6 +80,10 @@ StatusOr<std::shared_ptr<MpiSession>> MpiSession::Acquire() {
   MPI_Initialized(&initialized);
   int provided = MPI_THREAD_SINGLE;
   if (!initialized) {
+    // Collectives run on the communication stream's thread, beside compute: a blocking call that
+    // busy-polls would take the core compute needs (Open MPI polls unless told to yield, even
+    // when oversubscribed). The user's own setting wins.
+    ::setenv("OMPI_MCA_mpi_yield_when_idle", "1", /*overwrite=*/0);
     ZG_MPI_CHECK(-1, MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided));
     session->initialized_here_ = true;
   } else {

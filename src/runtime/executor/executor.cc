@@ -52,6 +52,14 @@ struct Placement {
   TensorSpec spec;
 };
 
+// steady_clock's own epoch (boot on Linux) is shared by every process on a machine, so traces of
+// the ranks line up in time.
+double MicrosecondsNow() {
+  return std::chrono::duration<double, std::micro>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
 struct PlannedNode {
   const Node* node = nullptr;
   std::unique_ptr<OpKernel> kernel;
@@ -77,11 +85,7 @@ struct BindingCopy {
 class Executor::Impl {
  public:
   Impl(const Graph& graph, Device& device, Communicator& comm, ExecutorOptions options)
-      : graph_(graph),
-        device_(device),
-        comm_(comm),
-        options_(std::move(options)),
-        epoch_(std::chrono::steady_clock::now()) {}
+      : graph_(graph), device_(device), comm_(comm), options_(std::move(options)) {}
 
   Status Plan(const KernelRegistry& registry);
   Status SetInput(std::string_view name, std::span<const std::byte> bytes);
@@ -114,7 +118,6 @@ class Executor::Impl {
   Device& device_;
   Communicator& comm_;
   ExecutorOptions options_;
-  std::chrono::steady_clock::time_point epoch_;
 
   std::optional<TrainingSpec> spec_;
   std::map<std::string, std::unique_ptr<Stream>, std::less<>> streams_;
@@ -548,20 +551,16 @@ Status Executor::Impl::SetInput(std::string_view name, std::span<const std::byte
 }
 
 Status Executor::Impl::Run() {
-  ++step_;
+  const int64_t run = step_++;
   for (PlannedNode& planned : planned_) {
     if (planned.elided) continue;
     for (Event* event : planned.waits) ZG_RETURN_IF_ERROR(planned.stream->WaitEvent(*event));
-    ZG_RETURN_IF_ERROR(planned.stream->Enqueue([this, &planned, step = step_]() -> Status {
+    ZG_RETURN_IF_ERROR(planned.stream->Enqueue([this, &planned, step = run]() -> Status {
       KernelContext ctx{planned.inputs, planned.outputs, planned.stream, &comm_};
       if (!options_.trace) return planned.kernel->Compute(ctx);
-      const double start =
-          std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - epoch_)
-              .count();
+      const double start = MicrosecondsNow();
       Status status = planned.kernel->Compute(ctx);
-      const double end =
-          std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - epoch_)
-              .count();
+      const double end = MicrosecondsNow();
       std::lock_guard<std::mutex> lock(trace_mutex_);
       trace_.push_back({std::string(planned.node->name()), std::string(planned.node->op_type()),
                         planned.stream->name(), step, start, end});
