@@ -1,14 +1,20 @@
 #!/usr/bin/env python3
 """Step time of mlp_wide with and without the overlap pass, and with communication removed.
 
-Three variants at the same rows per rank, run alternating, several repetitions each:
+Variants at the same rows per rank, run alternating, several repetitions each:
   overlap      2 ranks, rewritten with --overlap (reduce-scatters on their own stream)
   no overlap   2 ranks, rewritten without it (every collective on the compute stream, in turn)
-  1 rank       the unrewritten graph, no mpirun: no communication at all
+  1 rank       the unrewritten graph under `mpirun -np 1`, which binds it to one core as it binds
+               each of the 2 ranks: the same forward and backward per rank, the whole optimizer
+               update instead of half of it, and no communication
+  overlap, yield   the overlap run again with OpenMPI's mpi_yield_when_idle, which makes a rank
+               waiting in a collective call sched_yield instead of spinning: shows how much of the
+               overlap run's cost is the waiting thread competing with compute for the core
 Each run prints one line per step ("step K  loss ...  time X ms"); the first SKIP steps of every run
-(planning, first touch of buffers, MPI connection set-up) are dropped. Then one traced overlap run
-gives, per rank, the share of reduce-scatter time during which backward compute ran on the
-compute lane. Prints Markdown on stdout, progress on stderr.
+(planning, first touch of buffers, MPI connection set-up) are dropped. Then one traced run of each
+2-rank variant gives, per rank, the time in compute kernels and in reduce-scatters, and for
+--overlap the share of reduce-scatter time during which backward compute ran on the compute lane.
+Prints Markdown on stdout, progress on stderr.
 
 usage: overlap_bench.py --build BUILD [--batch B] [--steps K] [--reps R] [--comm-buffer-mb MB]
                         [--mpiexec 'mpirun --allow-run-as-root --oversubscribe']
@@ -70,9 +76,13 @@ def covered(interval, merged):
     return sum(max(0.0, min(end, b) - max(start, a)) for a, b in merged)
 
 
-def trace_overlap(trace_path, graph_path):
-    """Per rank: (reduce-scatter ms per step, share overlapped by backward compute, share
-    overlapped by any compute), over the steps after the first SKIP."""
+COLLECTIVES = {"ReduceScatter", "AllGather", "AllReduce"}
+
+
+def trace_summary(trace_path, graph_path):
+    """Per rank, over the steps after the first SKIP: (compute ms per step without the
+    collectives, reduce-scatter ms per step, share of reduce-scatter time during which the compute
+    lane ran backward nodes, the same for any compute-lane node)."""
     roles = {}
     for node in onnx.load(graph_path).graph.node:
         for attr in node.attribute:
@@ -90,13 +100,15 @@ def trace_overlap(trace_path, graph_path):
         lane = lambda e: lanes[(e["pid"], e["tid"])]
         scatters = [(e["ts"], e["ts"] + e["dur"]) for e in mine
                     if lane(e) == COMM_LANE and e["cat"] == "ReduceScatter"]
-        compute = [e for e in mine if lane(e) == COMPUTE_LANE]
+        compute = [e for e in mine if lane(e) == COMPUTE_LANE and e["cat"] not in COLLECTIVES]
+        all_scatters = [e["dur"] for e in mine if e["cat"] == "ReduceScatter"]
         backward = union([(e["ts"], e["ts"] + e["dur"]) for e in compute
                           if roles.get(e["name"], -1) & 0xFF == BACKWARD])
         anything = union([(e["ts"], e["ts"] + e["dur"]) for e in compute])
         total = sum(end - start for start, end in scatters)
-        steps = len({e["args"]["step"] for e in mine})
-        results[rank] = (total / 1e3 / max(steps, 1),
+        steps = max(len({e["args"]["step"] for e in mine}), 1)
+        results[rank] = (sum(e["dur"] for e in compute) / 1e3 / steps,
+                         sum(all_scatters) / 1e3 / steps,
                          sum(covered(s, backward) for s in scatters) / total if total else 0.0,
                          sum(covered(s, anything) for s in scatters) / total if total else 0.0)
     return results
@@ -119,12 +131,14 @@ def main():
     with tempfile.TemporaryDirectory(dir=args.work_dir) as tmp:
         log(f"overlap-bench: generating mlp_wide, batch {args.batch} per rank, in {tmp}")
         run([os.path.join(args.build, "models", "generate-models"), "--model", "mlp_wide",
-             "--batch", str(args.batch), "--samples", str(RANKS * args.batch * 4), "--out-dir", tmp])
+             "--batch", str(args.batch), "--samples", str(RANKS * args.batch * 4),
+             "--out-dir", tmp])
         graph = os.path.join(tmp, "mlp_wide.onnx")
         data = os.path.join(tmp, "mlp_wide_data.safetensors")
         rewritten = {}
         for overlap in (True, False):
-            rewritten[overlap] = os.path.join(tmp, f"mlp_wide.n2{'.overlap' if overlap else ''}.onnx")
+            suffix = ".overlap" if overlap else ""
+            rewritten[overlap] = os.path.join(tmp, f"mlp_wide.n2{suffix}.onnx")
             run([os.path.join(apps, "rewrite-graph"), graph, "-o", rewritten[overlap], "--nranks",
                  str(RANKS), "--comm-buffer-mb", str(args.comm_buffer_mb)]
                 + (["--overlap"] if overlap else []))
@@ -135,7 +149,11 @@ def main():
                                     *common, *multi]),
             ("2 ranks, no overlap", [*mpiexec, "-np", str(RANKS), graph_exec, rewritten[False],
                                      *common, *multi]),
-            ("1 rank, unrewritten (no communication)", [graph_exec, graph, *common]),
+            ("1 rank, unrewritten (no communication)", [*mpiexec, "-np", "1", graph_exec, graph,
+                                                        *common]),
+            ("2 ranks, --overlap, mpi_yield_when_idle", [
+                *mpiexec, "--mca", "mpi_yield_when_idle", "1", "-np", str(RANKS), graph_exec,
+                rewritten[True], *common, *multi]),
         ]
         times = {name: [] for name, _ in variants}
         rep_medians = {name: [] for name, _ in variants}
@@ -148,10 +166,12 @@ def main():
                 times[name] += t
                 rep_medians[name].append(statistics.median(t))
 
-        log("overlap-bench: one traced --overlap run")
-        trace = os.path.join(tmp, "trace.json")
-        run([*variants[0][1], "--trace", trace])
-        shares = trace_overlap(trace, rewritten[True])
+        summaries = {}
+        for overlap, (name, cmd) in ((True, variants[0]), (False, variants[1])):
+            log(f"overlap-bench: one traced run: {name}")
+            trace = os.path.join(tmp, "trace.json")
+            run([*cmd, "--trace", trace])
+            summaries[name] = trace_summary(trace, rewritten[overlap])
 
     relative_to = statistics.median(times[variants[2][0]])
     print(f"mlp_wide (8 x 1024 x 1024 with bias, AdamW), {args.batch} rows per rank, bucket limit "
@@ -166,13 +186,37 @@ def main():
         print(f"| {name} | {len(times[name])} | **{median:.1f}** | {runs} | "
               f"{median / relative_to:.2f}x |")
     print()
-    print("Traced --overlap run (same settings), steps after the first "
-          f"{SKIP}: reduce-scatter time on the `{COMM_LANE}` lane and the share of it during which "
-          f"the `{COMPUTE_LANE}` lane ran backward nodes (any node).\n")
-    print("| rank | reduce-scatter ms per step | overlapped by backward | by any compute |")
-    print("|---:|---:|---:|---:|")
-    for rank, (ms, backward, anything) in sorted(shares.items()):
-        print(f"| {rank} | {ms:.1f} | {backward:.0%} | {anything:.0%} |")
+    print("Commands (GRAPH = mlp_wide.onnx, N2 / N2_OVERLAP = it rewritten for 2 ranks without / "
+          "with --overlap, DATA = its dataset):\n")
+    shown = {graph: "GRAPH", rewritten[False]: "N2", rewritten[True]: "N2_OVERLAP", data: "DATA",
+             graph_exec: "graph-exec"}
+    for name, cmd in variants:
+        print(f"- {name}: `{' '.join(shown.get(part, part) for part in cmd)}`")
+    print()
+    print(f"One traced run of each 2-rank variant (same settings, steps after the first {SKIP}): "
+          f"time in compute kernels on the `{COMPUTE_LANE}` lane (collectives excluded), time in "
+          f"reduce-scatters (from entering the collective, so waiting for the other rank counts), "
+          f"and for --overlap the share of reduce-scatter time during which the `{COMPUTE_LANE}` "
+          f"lane ran backward nodes (any node).\n")
+    print("| run | rank | compute ms per step | reduce-scatter ms per step | RS overlapped by "
+          "backward | by any compute |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for name, summary in summaries.items():
+        overlapped = name == variants[0][0]
+        for rank, (compute, scatter, backward, anything) in sorted(summary.items()):
+            shares = f"{backward:.0%} | {anything:.0%}" if overlapped else "- | -"
+            print(f"| {name} | {rank} | {compute:.1f} | {scatter:.1f} | {shares} |")
+    with_overlap = statistics.median(times[variants[0][0]])
+    without = statistics.median(times[variants[1][0]])
+    compute = {name: statistics.mean(v[0] for v in summary.values())
+               for name, summary in summaries.items()}
+    print()
+    print(f"In this run, on {os.cpu_count()} cores for {RANKS} ranks: --overlap takes "
+          f"{with_overlap / without:.2f}x the step time of no overlap "
+          f"({'slower' if with_overlap > without else 'faster'}), and compute kernels take "
+          f"{compute[variants[0][0]]:.1f} ms per step with it against "
+          f"{compute[variants[1][0]]:.1f} ms without (mean of the ranks); without overlap a step "
+          f"takes {without / relative_to:.2f}x the one-rank step.")
 
 
 if __name__ == "__main__":

@@ -1,78 +1,251 @@
 #!/usr/bin/env bash
 # Builds the benchmarks in Release and writes their results into docs/benchmarks.md.
-# Usage: scripts/bench.sh [graph-io-bench options]
-#   Without options it runs graph-io-bench twice: the graph structure alone at 100k and 1M nodes,
-#   and with the zerograph.* training metadata at 10k-100k nodes (see docs/benchmarks.md for why).
-# Run it on an otherwise idle machine: the numbers are wall-clock times.
+# Usage: scripts/bench.sh [--only SECTIONS] [graph-io-bench options]
+#   SECTIONS is a comma-separated subset of graph-io,adamw,comm,overlap (default: all). Sections
+#   not run keep their text from the current docs/benchmarks.md, with the date and machine they
+#   were measured on, so one slow section need not be rerun to refresh another.
+#   Options after it go to graph-io-bench; without them it runs graph-io-bench twice: the graph
+#   structure alone at 100k and 1M nodes, and with the zerograph.* training metadata at 10k-100k
+#   nodes (see docs/benchmarks.md for why).
+# Run it on an otherwise idle machine: the numbers are wall-clock times. Each section records the
+# load average before and after it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 build=${ZG_BENCH_BUILD_DIR:-build-release}
-# Tests are not needed to bench, and leaving them out keeps the configure step short.
-cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DZG_BUILD_TESTS=OFF >/dev/null
-cmake --build "$build" -j "$(nproc)" --target graph-io-bench
+doc=docs/benchmarks.md
+
+sections=(graph-io adamw comm overlap)
+selected=("${sections[@]}")
+if [ "${1:-}" = "--only" ]; then
+  IFS=, read -r -a selected <<<"${2:?--only needs a list of sections}"
+  shift 2
+  for s in "${selected[@]}"; do
+    [[ " ${sections[*]} " == *" $s "* ]] || { echo "bench: unknown section '$s'" >&2; exit 2; }
+  done
+fi
+wanted() { [[ " ${selected[*]} " == *" $1 "* ]]; }
+
+# Tests are not needed to bench, and leaving them out keeps the first configure short; an existing
+# build folder keeps its own settings.
+if [ -f "$build/CMakeCache.txt" ]; then
+  cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null
+else
+  cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DZG_BUILD_TESTS=OFF >/dev/null
+fi
+targets=()
+wanted graph-io && targets+=(graph-io-bench)
+wanted adamw && targets+=(adamw-bench)
+wanted comm && targets+=(comm-bench)
+wanted overlap && targets+=(graph-exec rewrite-graph generate-models)
+cmake --build "$build" -j "$(nproc)" --target "${targets[@]}"
 
 if [ $# -gt 0 ]; then
-  runs=("$*")
+  io_runs=("$*")
 else
   # TODO(training-spec speed): move the second run to 100k and 1M nodes once loading the
   # metadata is linear; today one 1M-node load with it takes most of an hour.
-  runs=("--nodes 100000 1000000 --reps 5 --no-training-metadata" "--nodes 10000 30000 100000 --reps 3")
+  io_runs=("--nodes 100000 1000000 --reps 5 --no-training-metadata" "--nodes 10000 30000 100000 --reps 3")
 fi
 
+mpirun=(mpirun --oversubscribe)
+[ "$(id -u)" -eq 0 ] && mpirun+=(--allow-run-as-root)
 cpu=$(lscpu | sed -n 's/^Model name: *//p' | head -1)
 memory=$(free -g | awk '/^Mem:/ {print $2 " GiB"}')
+machine="$cpu, $(nproc) cores, $memory RAM, $(uname -sr)"
 compiler=$(c++ --version | head -1)
 protobuf=$(dpkg-query -W -f='${Version}' libprotobuf-dev 2>/dev/null || echo unknown)
 onnx=$(dpkg-query -W -f='${Version}' libonnx-dev 2>/dev/null || echo unknown)
+openmpi=$(mpirun --version 2>/dev/null | head -1 || echo "no MPI")
+openblas=$(dpkg-query -W -f='${Version}' libopenblas0-pthread 2>/dev/null || echo unknown)
 commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
 git diff --quiet HEAD 2>/dev/null || commit="$commit with uncommitted changes"
 
-results=$(mktemp)
-trap 'rm -f "$results"' EXIT
-for run in "${runs[@]}"; do
-  command="$build/bench/graph-io-bench $run"
-  echo "bench: running $command (progress on stderr)"
-  load_before=$(cut -d' ' -f1-3 /proc/loadavg)
-  # shellcheck disable=SC2086  # $run is a list of options
-  table=$("$build/bench/graph-io-bench" $run)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+# stamp COMMAND: the line under each command: when, where, and how loaded the machine was.
+load_before=
+stamp() {
+  local load_after
   load_after=$(cut -d' ' -f1-3 /proc/loadavg)
+  echo "$(date -u '+%Y-%m-%d %H:%M UTC') on $machine, commit $commit; load average before / after:"
+  echo "$load_before / $load_after (1-, 5-, 15-minute; above 1 per core, other work was competing"
+  echo "and every time is inflated)."
+  if awk -v load="${load_before%% *}" -v cores="$(nproc)" 'BEGIN { exit !(load > cores) }'; then
+    echo
+    echo "**The machine was loaded** (${load_before%% *} runnable on $(nproc) cores): other"
+    echo "processes took turns on the cores, so absolute times are inflated and noisy; compare the"
+    echo "columns measured together in this run, alternating, rather than with other runs."
+  fi
+}
+
+# measure NAME plain|fence COMMAND...: runs COMMAND and appends its stdout, as Markdown or in a
+# code block, under a heading with the command, quoted so that it can be pasted.
+measure() {
+  local name=$1 style=$2 shown output
+  shift 2
+  printf -v shown '%q ' "$@"
+  shown=${shown% }
+  echo "bench: running $shown" >&2
+  load_before=$(cut -d' ' -f1-3 /proc/loadavg)
+  output=$("$@")
   {
-    echo "### \`$command\`"
+    echo "### \`$shown\`"
     echo
-    echo "$(date -u '+%Y-%m-%d %H:%M UTC'); load average before / after: $load_before / $load_after"
-    echo "(1-, 5-, 15-minute; above 1 per core, other work was competing and every column is inflated)."
+    stamp
     echo
-    echo "$table"
+    [ "$style" = fence ] && echo '```'
+    echo "$output"
+    [ "$style" = fence ] && echo '```'
     echo
-  } >>"$results"
-done
+  } >>"$work/$name"
+}
 
-{
-  cat <<HEADER
-# Benchmarks
-
-Written by \`scripts/bench.sh\`; rerun it to refresh this file (it replaces it whole).
-
-- Machine: $cpu, $(nproc) cores, $memory RAM, $(uname -sr)
-- Build: Release (\`$build\`), $compiler; libprotobuf $protobuf, libonnx $onnx; commit $commit
-
-## Graph I/O: the IR against bare protobuf (\`bench/graph_io_bench.cc\`)
+section_graph_io() {
+  cat <<'EOF'
+## Graph I/O: the IR against bare protobuf (`bench/graph_io_bench.cc`)
 
 DESIGN §3 asks a rewrite of a 1M-node graph to take about as long as parsing and writing it, so
 loading and saving through the IR should cost at most **1.3x** a bare protobuf round trip.
 
 The graph is synthetic: an MLP-like chain of forward MatMul/Add/Relu, backward nodes and one AdamW
 per parameter (11 nodes and 6 initializers per layer), with names as exported models spell them
-(\`/model/layers.7/mlp/fc/MatMul\`, \`model.layers.7.mlp.fc.weight.moment1\`), tiny initializers,
-and unless \`--no-training-metadata\` is given the \`zerograph.*\` metadata, whose \`state_binding\`
+(`/model/layers.7/mlp/fc/MatMul`, `model.layers.7.mlp.fc.weight.moment1`), tiny initializers,
+and unless `--no-training-metadata` is given the `zerograph.*` metadata, whose `state_binding`
 names every parameter and optimizer state (6 entries per layer).
 
-- bare: read the file, \`ParseFromString\` into a heap \`onnx::ModelProto\`, \`SerializeToString\`, write.
-- arena: the same with the message on a \`google::protobuf::Arena\`.
-- IR: \`LoadModel\`, \`Verify\` (timed apart), \`SaveModel\`.
+- bare: read the file, `ParseFromString` into a heap `onnx::ModelProto`, `SerializeToString`, write.
+- arena: the same with the message on a `google::protobuf::Arena`.
+- IR: `LoadModel`, `Verify` (timed apart), `SaveModel`.
+
+EOF
+  for run in "${io_runs[@]}"; do
+    # shellcheck disable=SC2086  # $run is a list of options
+    measure graph-io plain "$build/bench/graph-io-bench" $run
+  done
+  cat "$work/graph-io"
+}
+
+section_adamw() {
+  cat <<'EOF'
+## Kernel: fused AdamW over one bucket against memcpy (`bench/adamw_bench.cc`)
+
+Issue 4 asks the fused AdamW update to move bytes at **>= 0.6x** the speed of `memcpy` moving the
+same bytes, in the same run. The kernel is made by the CPU kernel registry from a one-node graph, as
+graph-exec makes it, and updates X, M and V in place, as the executor runs it.
+
+- AdamW / memcpy is the goal's ratio. It can exceed 1: memcpy's 7 bytes are half writes to a
+  separate buffer, while AdamW writes back lines it has just read, and writes cost more than reads.
+- The same-pattern loop (`x += g; m += g; v += g` over the raw bits) has AdamW's exact access
+  pattern and no arithmetic: AdamW / loop near 1 means the update's arithmetic hides under memory
+  traffic; far below 1 means the kernel is compute-bound.
+
+EOF
+  measure adamw plain "$build/bench/adamw-bench" --elements 16777216 --reps 9
+  cat "$work/adamw"
+}
+
+section_comm() {
+  cat <<'EOF'
+## Communication: reduce-scatter algorithms of the MPI communicator (`bench/comm_bench.cc`)
+
+Issue 4 asks for OpenMPI's `MPI_Reduce_scatter_block` against a ring of `MPI_Sendrecv` (in pieces
+of `ring_piece_bytes`), to pick the communicator's default (`MpiCommunicatorOptions` in
+`include/zerograph/runtime/communicator.h`). Columns as nccl-tests prints them: size = the
+reduce-scatter's input per rank, algbw = size / time, busbw = algbw x (N - 1) / N; `MPI_Allgather`
+of the same total for scale. Time is the slowest rank's, between barriers, mean of the iterations.
+
+EOF
+  if [ -x "$build/bench/comm-bench" ]; then
+    measure comm fence "${mpirun[@]}" -np 2 "$build/bench/comm-bench" --sizes-mb 1,16,64,256 \
+      --iters 5
+    cat "$work/comm"
+  else
+    echo "Not measured: this build has no MPI (\`ZG_WITH_MPI\` off), so comm-bench is not built."
+    echo
+  fi
+}
+
+section_overlap() {
+  cat <<'EOF'
+## Overlap: step time with and without the overlap pass (`bench/overlap_bench.py`)
+
+Issue 4 asks for the step time of a model where communication is a sizeable share, with the
+overlap pass, without it, and with communication removed (one rank, same rows per rank). mlp_wide's
+gradients are 32 MiB per step; the bucket limit is lowered to 8 MiB so there are several buckets and
+the first reduce-scatters are issued while most of backward is still to run (with the default
+256 MiB there is one bucket, ready only when backward ends, and nothing to overlap).
+
+How to read it: on CPU, communication is not free work done by a NIC or a copy engine. Each
+reduce-scatter is shared-memory copies and additions done by the communication stream's thread,
+and a rank that reaches it first polls until its peer arrives. Overlap can only pay when there is a
+core with nothing else to do. When there are no more cores than ranks (mpirun binds one rank to one
+core), the communication thread and the compute thread share a core, so "compute ms per step"
+grows under --overlap, and the lock-step ring (both ranks must run at once for each piece) stalls
+whenever either thread is not scheduled. The `mpi_yield_when_idle` row shows how much of that is
+the waiting rank spinning.
+
+EOF
+  if command -v mpirun >/dev/null; then
+    measure overlap plain /usr/bin/python3 bench/overlap_bench.py --build "$build" --batch 16 \
+      --steps 12 --reps 5 --comm-buffer-mb 8 --mpiexec "${mpirun[*]}"
+    cat "$work/overlap"
+  else
+    echo "Not measured: no mpirun."
+    echo
+  fi
+}
+
+# previous NAME: the section's text in the current docs/benchmarks.md, or nothing.
+previous() {
+  [ -f "$doc" ] || return 0
+  if grep -q "^<!-- bench:$1 -->$" "$doc"; then
+    awk -v begin="<!-- bench:$1 -->" -v end="<!-- /bench:$1 -->" '
+      $0 == end { inside = 0 }
+      inside { print }
+      $0 == begin { inside = 1 }' "$doc"
+  elif [ "$1" = graph-io ] && grep -q '^## Graph I/O' "$doc"; then
+    # A file from before sections had markers: its one section, and its header's machine.
+    awk '/^## Graph I\/O/ { print; exit }' "$doc"
+    echo
+    echo "Kept from an earlier run, whose header said:"
+    echo
+    sed -n 's/^- \(Machine\|Build\): /- \1: /p' "$doc"
+    awk '/^## Graph I\/O/ { inside = 1; next } inside { print }' "$doc"
+  fi
+}
+
+for s in "${sections[@]}"; do
+  if wanted "$s"; then
+    "section_${s//-/_}" >"$work/section-$s"
+  else
+    previous "$s" >"$work/section-$s"
+    if [ ! -s "$work/section-$s" ]; then
+      echo "## $s: not measured yet (run \`scripts/bench.sh --only $s\`)" >"$work/section-$s"
+      echo >>"$work/section-$s"
+    fi
+  fi
+done
+
+{
+  cat <<HEADER
+# Benchmarks
+
+Written by \`scripts/bench.sh\`; rerun it to refresh this file (it replaces it whole, keeping the
+sections it was told not to rerun). Each section says when and on what it was measured.
+
+- Machine of the latest run: $machine
+- Build: Release (\`$build\`), $compiler; libprotobuf $protobuf, libonnx $onnx, OpenBLAS
+  $openblas (pthread), $openmpi; commit $commit
 
 HEADER
-  cat "$results"
-} >docs/benchmarks.md
-echo "bench: wrote docs/benchmarks.md"
+  for s in "${sections[@]}"; do
+    echo "<!-- bench:$s -->"
+    cat "$work/section-$s"
+    echo "<!-- /bench:$s -->"
+    echo
+  done
+} >"$work/doc"
+mv "$work/doc" "$doc"
+echo "bench: wrote $doc"

@@ -57,17 +57,20 @@ def check_lanes(trace):
             processes.add(event["pid"])
         if event.get("ph") == "M" and event.get("name") == "thread_name":
             names[(event["pid"], event["tid"])] = event["args"]["name"]
-    assert processes == set(range(RANKS)), f"process lanes {sorted(processes)}, want ranks 0..{RANKS - 1}"
+    assert processes == set(range(RANKS)), \
+        f"process lanes {sorted(processes)}, want ranks 0..{RANKS - 1}"
     lanes = {rank: {} for rank in range(RANKS)}
     for event in trace["traceEvents"]:
         if event.get("ph") != "X":
             continue
         key = (event["pid"], event["tid"])
-        assert key in names, f"event {event['name']} on pid {key[0]} tid {key[1]}, a lane without a name"
+        assert key in names, \
+            f"event {event['name']} on pid {key[0]} tid {key[1]}, a lane without a name"
         lanes[event["pid"]].setdefault(names[key], []).append(event)
     for rank in range(RANKS):
         for lane in (COMPUTE_LANE, COMM_LANE):
-            assert lanes[rank].get(lane), f"rank {rank} has no '{lane}' lane (lanes: {sorted(lanes[rank])})"
+            assert lanes[rank].get(lane), \
+                f"rank {rank} has no '{lane}' lane (lanes: {sorted(lanes[rank])})"
     return lanes
 
 
@@ -91,7 +94,8 @@ def main():
     apps = os.path.join(build, "apps")
     with tempfile.TemporaryDirectory() as tmp:
         run([os.path.join(build, "models", "generate-models"), "--model", "mlp_wide", "--batch",
-             str(BATCH_PER_RANK), "--samples", str(RANKS * BATCH_PER_RANK * STEPS), "--out-dir", tmp])
+             str(BATCH_PER_RANK), "--samples", str(RANKS * BATCH_PER_RANK * STEPS),
+             "--out-dir", tmp])
         graph = os.path.join(tmp, "mlp_wide.onnx")
         data = os.path.join(tmp, "mlp_wide_data.safetensors")
         rewritten = os.path.join(tmp, "mlp_wide.n2.overlap.onnx")
@@ -110,7 +114,8 @@ def main():
             if not missing:
                 for rank, pairs in sorted(found.items()):
                     rs, op = pairs[0]
-                    print(f"rank {rank}: {len(pairs)} backward nodes started during a reduce-scatter, "
+                    print(f"rank {rank}: {len(pairs)} backward nodes started during a "
+                          f"reduce-scatter, "
                           f"e.g. {op['name']} at +{op['ts'] - rs['ts']:.0f} us into "
                           f"{rs['name']} ({rs['dur']:.0f} us), step {rs['args']['step']}")
                 return
