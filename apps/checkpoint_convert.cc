@@ -1,13 +1,19 @@
 // checkpoint-convert: converts a checkpoint between kinds (unbalanced, balanced, consolidated) and
-// rank counts. Today it checks its command line and says that conversion is not there yet.
+// rank counts, streaming a chunk at a time (zerograph/ckpt/checkpoint_convert.h).
 
 #include <cstdint>
+#include <iostream>
+#include <memory>
 #include <string>
 
 #include <CLI/CLI.hpp>
 
 #include "cli_main.h"
+#include "zerograph/ckpt/checkpoint.h"
+#include "zerograph/ckpt/checkpoint_convert.h"
 #include "zerograph/core/status.h"
+#include "zerograph/ir/graph.h"
+#include "zerograph/onnx/load_model.h"
 
 namespace zerograph {
 namespace {
@@ -19,6 +25,8 @@ struct CheckpointConvertOptions {
   int64_t nranks = 0;  // 0: keep the input's rank count
   std::string graph;
   bool dry_run = false;
+  bool with_states = false;
+  int64_t max_file_bytes = int64_t{5} << 30;
 };
 
 void SetUpCheckpointConvert(CLI::App& app, CheckpointConvertOptions& options) {
@@ -27,8 +35,8 @@ void SetUpCheckpointConvert(CLI::App& app, CheckpointConvertOptions& options) {
       ->required()
       ->check(CLI::ExistingDirectory);
   app.add_option("OUT", options.output,
-                 "Where to write the result: a checkpoint folder, or model.safetensors for "
-                 "--to consolidated")
+                 "Folder to create for the result (it must not exist); --to consolidated writes "
+                 "OUT/model.safetensors there")
       ->required();
   app.add_option("--to", options.to, "Kind of checkpoint to write")
       ->required()
@@ -39,13 +47,35 @@ void SetUpCheckpointConvert(CLI::App& app, CheckpointConvertOptions& options) {
   app.add_option("--graph", options.graph,
                  "Rewritten graph whose layout an unbalanced result must match")
       ->check(CLI::ExistingFile);
-  app.add_flag("--dry-run", options.dry_run, "Say what would be written, write nothing");
+  app.add_flag("--dry-run", options.dry_run, "Print the copy plan and byte counts, write nothing");
+  app.add_flag("--with-states", options.with_states,
+               "--to consolidated: also write the optimizer states");
+  app.add_option("--max-file-bytes", options.max_file_bytes,
+                 "--to consolidated: start a new model-0000i-of-0000k.safetensors above this many "
+                 "bytes")
+      ->check(cli::AtLeast(1))
+      ->capture_default_str()
+      ->type_name("N");
 }
 
-Status RunCheckpointConvert(const CheckpointConvertOptions&) {
-  return UnimplementedError(
-      "checkpoint-convert: checkpoint conversion is not implemented yet (it comes with the "
-      "checkpoint issues); this build checks the command line and stops");
+Status RunCheckpointConvert(const CheckpointConvertOptions& options) {
+  ConvertOptions convert;
+  ZG_ASSIGN_OR_RETURN(convert.to, ParseCheckpointKind(options.to));
+  convert.nranks = options.nranks;
+  convert.dry_run = options.dry_run;
+  convert.with_states = options.with_states;
+  convert.max_file_bytes = options.max_file_bytes;
+  convert.out = &std::cout;
+  StateModel target;
+  if (!options.graph.empty()) {
+    ZG_ASSIGN_OR_RETURN(std::unique_ptr<Graph> graph, LoadModel(options.graph));
+    StatusOr<StateModel> model = StateModel::FromGraph(*graph);
+    if (!model.ok())
+      return std::move(model).status().WithContext(StrCat("--graph '", options.graph, "'"));
+    target = std::move(*model);
+    convert.target = &target;
+  }
+  return ConvertCheckpoint(options.input, options.output, convert);
 }
 
 }  // namespace

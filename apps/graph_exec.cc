@@ -1,8 +1,9 @@
-// graph-exec: trains a (rewritten) graph on every rank (mpirun -np N graph-exec ...), or runs a
-// model once (--run-once). Checkpoints come with the checkpoint issue.
+// graph-exec: trains a (rewritten) graph on every rank (mpirun -np N graph-exec ...), saving and
+// resuming checkpoints, or runs a model once (--run-once).
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -13,6 +14,8 @@
 #include <CLI/CLI.hpp>
 
 #include "cli_main.h"
+#include "zerograph/ckpt/checkpoint.h"
+#include "zerograph/ckpt/training_checkpoint.h"
 #include "zerograph/core/status.h"
 #include "zerograph/ir/graph.h"
 #include "zerograph/onnx/load_model.h"
@@ -90,9 +93,12 @@ void SetUpGraphExec(CLI::App& app, GraphExecOptions& options) {
       ->capture_default_str()
       ->type_name("F");
   CLI::Option* save =
-      app.add_option("--save", options.save_dir, "Write checkpoints into this folder")
+      app.add_option(
+             "--save", options.save_dir,
+             "Write checkpoints into this folder (DIR/step-NNNNNN, DIR/latest names the newest)")
           ->type_name("DIR");
-  app.add_option("--save-every", options.save_every, "Save a checkpoint every S steps")
+  app.add_option("--save-every", options.save_every,
+                 "Save a checkpoint every S steps (and after the last one)")
       ->check(cli::AtLeast(1))
       ->needs(save)
       ->type_name("S");
@@ -100,8 +106,11 @@ void SetUpGraphExec(CLI::App& app, GraphExecOptions& options) {
       ->check(CLI::IsMember({"unbalanced", "balanced"}))
       ->needs(save)
       ->capture_default_str();
-  CLI::Option* load = app.add_option("--load", options.load_dir, "Resume from this checkpoint")
-                          ->check(CLI::ExistingDirectory);
+  CLI::Option* load =
+      app.add_option("--load", options.load_dir,
+                     "Resume from this checkpoint (a checkpoint folder or a --save folder), "
+                     "continuing at the step after it; --steps still counts from step 0")
+          ->check(CLI::ExistingDirectory);
   CLI::Option* trace =
       app.add_option("--trace", options.trace, "Write a Chrome trace (one lane per stream)")
           ->type_name("FILE");
@@ -187,10 +196,6 @@ Status Train(const GraphExecOptions& options) {
         "graph-exec: --device cuda needs the CUDA backend, which is not built yet (issue 'The "
         "CUDA + NCCL backend'); use --device cpu");
   }
-  if (!options.save_dir.empty() || !options.load_dir.empty()) {
-    return UnimplementedError(
-        "graph-exec: checkpoints (--save, --load) are not implemented yet (issue 'Checkpoints')");
-  }
   ZG_ASSIGN_OR_RETURN(std::unique_ptr<runtime::Communicator> comm,
                       runtime::CreateWorldCommunicator());
   std::unique_ptr<runtime::Device> device = runtime::CreateCpuDevice();
@@ -200,6 +205,10 @@ Status Train(const GraphExecOptions& options) {
   std::unique_ptr<Graph> graph;
   std::unique_ptr<Trainer> trainer;
   LrSchedule schedule;
+  StateModel state_model;
+  TrainingState state;
+  int64_t first_step = 0;
+  std::string resumed_from;
   Status setup = [&]() -> Status {
     ZG_ASSIGN_OR_RETURN(schedule, MakeSchedule(options));
     ZG_ASSIGN_OR_RETURN(graph, LoadModel(options.graph));
@@ -212,6 +221,20 @@ Status Train(const GraphExecOptions& options) {
                      data.global_batch(),
                      "; for another global batch, generate the graph with --batch set to the "
                      "rows per rank");
+    if (options.save_dir.empty() && options.load_dir.empty()) return Status::Ok();
+    ZG_ASSIGN_OR_RETURN(state_model, StateModel::FromGraph(*graph));
+    state = {&state_model, &trainer->executor(), comm.get(), device.get()};
+    if (options.load_dir.empty()) return Status::Ok();
+    // Training continues at the step after the saved one: the data position and the learning
+    // rate are pure functions of the step.
+    ZG_ASSIGN_OR_RETURN(resumed_from, ResolveCheckpointDir(options.load_dir));
+    ZG_ASSIGN_OR_RETURN(CheckpointManifest manifest,
+                        LoadCheckpoint(state, resumed_from, options.graph));
+    first_step = manifest.next_step;
+    ZG_RETURN_IF_NOT(manifest.global_batch == 0 || manifest.global_batch == data.global_batch(),
+                     "checkpoint '", resumed_from, "' was trained with a global batch of ",
+                     manifest.global_batch, ", this run takes ", data.global_batch(),
+                     ": the data position would not continue");
     return Status::Ok();
   }();
   ZG_RETURN_IF_ERROR(AgreeOnSetup(setup, *comm, *device));
@@ -224,16 +247,41 @@ Status Train(const GraphExecOptions& options) {
               << ", " << options.steps << " steps, lr " << schedule.ToString()
               << ", planned memory " << memory.total() << " bytes per rank\n";
   }
+  if (rank0 && !resumed_from.empty()) {
+    std::cout << "resumed from " << resumed_from << " at step " << first_step << "\n";
+  }
   TrainOptions train;
-  train.steps = options.steps;
+  // --steps counts from step 0, so a resumed run ends where the uninterrupted one would.
+  train.first_step = std::min(first_step, options.steps);
+  train.steps = options.steps - train.first_step;
   train.schedule = schedule;
   train.loss_log = options.loss_log;
   train.trace = options.trace;
   train.out = rank0 ? &std::cout : nullptr;
+  if (!options.save_dir.empty()) {
+    SaveCheckpointOptions save;
+    save.root = options.save_dir;
+    ZG_ASSIGN_OR_RETURN(save.kind, ParseCheckpointKind(options.save_format));
+    save.global_batch = trainer->dataset().global_batch();
+    save.lr_schedule = schedule.ToString();
+    // After steps S-1, 2S-1, ... (S steps done each time) and after the last step.
+    train.after_step = [&, save](int64_t step) mutable -> Status {
+      const bool last = step + 1 == options.steps;
+      if (!last && (options.save_every == 0 || (step + 1) % options.save_every != 0)) {
+        return Status::Ok();
+      }
+      save.step = step;
+      ZG_ASSIGN_OR_RETURN(std::string saved, SaveCheckpoint(state, save));
+      if (rank0) std::cout << "saved checkpoint " << saved << "\n" << std::flush;
+      return Status::Ok();
+    };
+  }
   StatusOr<std::vector<StepResult>> result = trainer->Train(train);
   if (!result.ok() && comm->size() > 1) {
     // Other ranks may be waiting in a collective this rank will never join.
-    std::cerr << "error: rank " << comm->rank() << ": " << result.status().message() << "\n";
+    const std::string line =
+        StrCat("error: rank ", comm->rank(), ": ", result.status().message(), "\n");
+    std::fwrite(line.data(), 1, line.size(), stderr);
     comm->Abort(result.status().ExitCode());
   }
   return result.status();

@@ -52,6 +52,27 @@ std::string HumanBytes(size_t bytes) {
   return text;
 }
 
+// Rank 0's report of one step: its line, the progress bar, and the loss log with the loss's bits.
+void ReportStep(const StepResult& result, const TrainOptions& options, bool progress,
+                std::ofstream& loss_log) {
+  const double loss = static_cast<double>(result.loss);
+  if (options.out != nullptr) {
+    char line[160];
+    std::snprintf(line, sizeof(line), "step %lld  loss %.9g  lr %.6g  time %.3f ms\n",
+                  static_cast<long long>(result.step), loss, static_cast<double>(result.lr),
+                  result.seconds * 1e3);
+    *options.out << line << std::flush;
+  }
+  if (progress) DrawProgress(result.step - options.first_step + 1, options.steps, result.loss);
+  if (loss_log.is_open()) {
+    char line[160];
+    std::snprintf(line, sizeof(line), "%lld %.9g %.9g 0x%08x\n",
+                  static_cast<long long>(result.step), loss, static_cast<double>(result.lr),
+                  std::bit_cast<uint32_t>(result.loss));
+    loss_log << line << std::flush;
+  }
+}
+
 }  // namespace
 
 StatusOr<std::unique_ptr<Trainer>> Trainer::Create(const Graph& graph, const std::string& data_path,
@@ -132,22 +153,8 @@ StatusOr<std::vector<StepResult>> Trainer::Train(const TrainOptions& options) {
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     results.push_back({step, mean_loss, lr, seconds});
-    if (!rank0) continue;
-    if (options.out != nullptr) {
-      char line[160];
-      std::snprintf(line, sizeof(line), "step %lld  loss %.9g  lr %.6g  time %.3f ms\n",
-                    static_cast<long long>(step), static_cast<double>(mean_loss),
-                    static_cast<double>(lr), seconds * 1e3);
-      *options.out << line << std::flush;
-    }
-    if (progress) DrawProgress(step - options.first_step + 1, options.steps, mean_loss);
-    if (loss_log.is_open()) {
-      char line[160];
-      std::snprintf(line, sizeof(line), "%lld %.9g %.9g 0x%08x\n", static_cast<long long>(step),
-                    static_cast<double>(mean_loss), static_cast<double>(lr),
-                    std::bit_cast<uint32_t>(mean_loss));
-      loss_log << line;
-    }
+    if (rank0) ReportStep(results.back(), options, progress, loss_log);
+    if (options.after_step) ZG_RETURN_IF_ERROR(options.after_step(step));
   }
   if (rank0 && options.out != nullptr && !results.empty()) {
     std::vector<double> times;

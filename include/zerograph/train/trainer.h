@@ -2,6 +2,7 @@
 #define ZEROGRAPH_TRAIN_TRAINER_H_
 
 #include <cstdint>
+#include <functional>
 #include <iosfwd>
 #include <memory>
 #include <string>
@@ -35,6 +36,9 @@ struct TrainOptions {
   // Rank 0's step lines and summary (null: silent). A progress bar goes to stderr when it is a
   // terminal.
   std::ostream* out = nullptr;
+  // Called on every rank after each step (0-based), once its line is out: where graph-exec saves
+  // checkpoints. An error stops training. Optional.
+  std::function<Status(int64_t step)> after_step;
 };
 
 struct StepResult {

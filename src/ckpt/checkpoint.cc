@@ -1,0 +1,664 @@
+#include "zerograph/ckpt/checkpoint.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "zerograph/ckpt/safetensors.h"
+#include "zerograph/core/str_cat.h"
+#include "zerograph/ir/graph.h"
+#include "zerograph/ir/node.h"
+#include "zerograph/ir/tensor.h"
+#include "zerograph/ir/training_spec.h"
+#include "zerograph/ir/value.h"
+#include "zerograph/passes/optimizer_signature.h"
+
+namespace zerograph {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+std::string Fnv1a64(std::string_view text) {
+  uint64_t hash = 0xcbf29ce484222325ULL;
+  for (char c : text) {
+    hash ^= static_cast<unsigned char>(c);
+    hash *= 0x100000001b3ULL;
+  }
+  char hex[17];
+  std::snprintf(hex, sizeof(hex), "%016llx", static_cast<unsigned long long>(hash));
+  return StrCat("fnv1a64:", hex);
+}
+
+std::string ShapeText(std::span<const int64_t> shape) {
+  return StrCat("[", StrJoin(shape, ","), "]");
+}
+
+std::string_view DtypeText(DataType dtype) { return SafetensorsDtypeName(dtype).value_or("?"); }
+
+Json TensorJson(const StateTensor& t, bool with_role) {
+  Json json = {{"name", t.name}, {"dtype", DtypeText(t.dtype)}, {"shape", t.shape}};
+  if (with_role) json["param"] = t.is_param;
+  return json;
+}
+
+Status IoError(std::string_view what, const std::string& path, int error) {
+  std::string message = StrCat(what, " '", path, "': ", std::strerror(error));
+  return error == ENOENT ? NotFoundError(std::move(message)) : UnavailableError(std::move(message));
+}
+
+Status WriteAll(int fd, const std::string& path, std::span<const std::byte> bytes) {
+  while (!bytes.empty()) {
+    ssize_t written = ::write(fd, bytes.data(), bytes.size());
+    if (written < 0) {
+      if (errno == EINTR) continue;
+      return IoError("cannot write", path, errno);
+    }
+    bytes = bytes.subspan(static_cast<size_t>(written));
+  }
+  return Status::Ok();
+}
+
+uint32_t Crc32(uint32_t crc, std::span<const std::byte> bytes) {
+  while (!bytes.empty()) {
+    const size_t n = std::min<size_t>(bytes.size(), size_t{1} << 30);
+    crc = static_cast<uint32_t>(
+        ::crc32(crc, reinterpret_cast<const Bytef*>(bytes.data()), static_cast<uInt>(n)));
+    bytes = bytes.subspan(n);
+  }
+  return crc;
+}
+
+// Parses {"name", "dtype", "shape"[, "param"]}.
+StatusOr<StateTensor> ParseStateTensor(const Json& json, std::string_view where) {
+  ZG_RETURN_IF_NOT(json.is_object() && json.contains("name") && json["name"].is_string() &&
+                       json.contains("dtype") && json["dtype"].is_string() &&
+                       json.contains("shape") && json["shape"].is_array(),
+                   where, ": an entry lacks name, dtype or shape");
+  StateTensor t;
+  t.name = json["name"].get<std::string>();
+  std::optional<DataType> dtype = DataTypeFromSafetensors(json["dtype"].get<std::string>());
+  ZG_RETURN_IF_NOT(dtype.has_value(), where, ": tensor '", t.name, "' has unknown dtype '",
+                   json["dtype"].get<std::string>(), "'");
+  t.dtype = *dtype;
+  for (const Json& dim : json["shape"]) {
+    ZG_RETURN_IF_NOT(dim.is_number_integer() && dim.get<int64_t>() >= 0, where, ": tensor '",
+                     t.name, "' has a bad dimension ", dim.dump());
+    t.shape.push_back(dim.get<int64_t>());
+  }
+  if (json.contains("param")) t.is_param = json["param"].is_boolean() && json["param"].get<bool>();
+  return t;
+}
+
+int64_t Numel(std::span<const int64_t> shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+}  // namespace
+
+std::string_view CheckpointKindName(CheckpointKind kind) {
+  switch (kind) {
+    case CheckpointKind::kUnbalanced:
+      return "unbalanced";
+    case CheckpointKind::kBalanced:
+      return "balanced";
+    case CheckpointKind::kConsolidated:
+      return "consolidated";
+  }
+  return "?";
+}
+
+StatusOr<CheckpointKind> ParseCheckpointKind(std::string_view name) {
+  for (CheckpointKind kind :
+       {CheckpointKind::kUnbalanced, CheckpointKind::kBalanced, CheckpointKind::kConsolidated}) {
+    if (CheckpointKindName(kind) == name) return kind;
+  }
+  return InvalidArgumentError(
+      StrCat("unknown checkpoint kind '", name, "' (unbalanced, balanced, consolidated)"));
+}
+
+int64_t StateTensor::numel() const { return Numel(shape); }
+int64_t CheckpointTensor::numel() const { return Numel(shape); }
+
+StatusOr<StateModel> StateModel::FromGraph(const Graph& graph) {
+  ZG_ASSIGN_OR_RETURN(std::optional<TrainingSpec> spec, ReadTrainingSpec(graph));
+  ZG_RETURN_IF_NOT(spec.has_value(), "the graph has no zerograph.* metadata, so no training state");
+  StateModel model;
+  if (spec->layout) {
+    ZG_ASSIGN_OR_RETURN(LayoutManifest layout, LayoutManifest::FromJson(*spec->layout));
+    model.layout = std::move(layout);
+  }
+  for (const auto& [new_value, initializer] : spec->state_binding) {
+    Value* value = graph.FindValue(initializer);
+    ZG_RETURN_IF_NOT(value != nullptr && value->initializer() != nullptr, "state '", initializer,
+                     "' is not an initializer of the graph");
+    const Tensor& tensor = *value->initializer();
+    model.buffers.push_back({initializer, tensor.dtype(),
+                             std::vector<int64_t>(tensor.dims().begin(), tensor.dims().end())});
+  }
+  std::sort(model.buffers.begin(), model.buffers.end(),
+            [](const StateTensor& a, const StateTensor& b) { return a.name < b.name; });
+
+  // Parameters updated whole: the optimizer slots whose parameter is an initializer.
+  std::set<std::string, std::less<>> params;
+  for (Node* node : graph.nodes()) {
+    std::optional<OptimizerSignature> signature = FindOptimizerSignature(*node);
+    if (!signature) continue;
+    ZG_ASSIGN_OR_RETURN(std::vector<OptimizerSlot> slots, OptimizerSlots(*node, *signature));
+    for (const OptimizerSlot& slot : slots) {
+      if (slot.param->initializer() != nullptr) params.emplace(slot.param->name());
+    }
+  }
+  for (const StateTensor& buffer : model.buffers) {
+    if (model.FindBucketBuffer(buffer.name)) continue;
+    StateTensor whole = buffer;
+    whole.is_param = params.count(buffer.name) > 0;
+    model.canonical.push_back(std::move(whole));
+  }
+  if (model.layout) {
+    for (const LayoutManifest::Bucket& bucket : model.layout->buckets) {
+      for (const LayoutManifest::Param& p : bucket.params) {
+        model.canonical.push_back({p.name, bucket.dtype, p.shape, true});
+        for (size_t j = 0; j < p.states.size() && j < bucket.state_dtypes.size(); ++j) {
+          model.canonical.push_back({p.states[j], bucket.state_dtypes[j], p.shape, false});
+        }
+      }
+    }
+  }
+  std::sort(model.canonical.begin(), model.canonical.end(),
+            [](const StateTensor& a, const StateTensor& b) { return a.name < b.name; });
+  return model;
+}
+
+std::string StateModel::ModelHash() const {
+  std::string text;
+  for (const StateTensor& t : canonical) {
+    text += StrCat(t.name, " ", DtypeText(t.dtype), " ", ShapeText(t.shape), " ",
+                   t.is_param ? "param" : "state", "\n");
+  }
+  return Fnv1a64(text);
+}
+
+const StateTensor* StateModel::FindBuffer(std::string_view name) const {
+  for (const StateTensor& t : buffers) {
+    if (t.name == name) return &t;
+  }
+  return nullptr;
+}
+
+const StateTensor* StateModel::FindCanonical(std::string_view name) const {
+  for (const StateTensor& t : canonical) {
+    if (t.name == name) return &t;
+  }
+  return nullptr;
+}
+
+std::optional<StateModel::BucketRef> StateModel::FindBucketBuffer(std::string_view buffer) const {
+  if (!layout) return std::nullopt;
+  for (const LayoutManifest::Bucket& bucket : layout->buckets) {
+    if (bucket.param_buffer == buffer) return BucketRef{&bucket, -1};
+    for (size_t j = 0; j < bucket.state_buffers.size(); ++j) {
+      if (bucket.state_buffers[j] == buffer) return BucketRef{&bucket, static_cast<int>(j)};
+    }
+  }
+  return std::nullopt;
+}
+
+// --- manifest.json ----------------------------------------------------------------------------
+
+std::string CheckpointManifest::ToJson() const {
+  Json json;
+  json["format_version"] = kFormatVersion;
+  json["kind"] = CheckpointKindName(kind);
+  json["step"] = step;
+  json["next_step"] = next_step;
+  json["nranks"] = nranks;
+  json["global_batch"] = global_batch;
+  json["lr_schedule"] = lr_schedule;
+  json["model_hash"] = model_hash;
+  json["layout_hash"] = layout ? Json(layout->Hash()) : Json(nullptr);
+  json["layout"] = layout ? Json::parse(layout->ToJson()) : Json(nullptr);
+  json["buffers"] = Json::array();
+  for (const StateTensor& t : model.buffers) json["buffers"].push_back(TensorJson(t, false));
+  json["canonical"] = Json::array();
+  for (const StateTensor& t : model.canonical) json["canonical"].push_back(TensorJson(t, true));
+  json["tensors"] = Json::array();
+  for (const CheckpointTensor& t : tensors) {
+    Json pieces = Json::array();
+    for (const CheckpointPiece& p : t.pieces) {
+      pieces.push_back({{"file", p.file}, {"begin", p.begin}, {"end", p.end}});
+    }
+    json["tensors"].push_back(
+        {{"name", t.name}, {"dtype", DtypeText(t.dtype)}, {"shape", t.shape}, {"pieces", pieces}});
+  }
+  json["files"] = Json::array();
+  for (const File& f : files) {
+    char crc[16];
+    std::snprintf(crc, sizeof(crc), "%08x", f.crc32);
+    json["files"].push_back({{"name", f.name}, {"bytes", f.bytes}, {"crc32", crc}});
+  }
+  return json.dump(1);
+}
+
+StatusOr<CheckpointManifest> CheckpointManifest::FromJson(std::string_view text) {
+  Json json = Json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
+  ZG_RETURN_IF_NOT(!json.is_discarded() && json.is_object(), "manifest.json is not a JSON object");
+  auto integer = [&](const char* key) -> StatusOr<int64_t> {
+    ZG_RETURN_IF_NOT(json.contains(key) && json[key].is_number_integer(), "manifest.json: '", key,
+                     "' is missing or not an integer");
+    return json[key].get<int64_t>();
+  };
+  auto string = [&](const char* key) -> StatusOr<std::string> {
+    ZG_RETURN_IF_NOT(json.contains(key) && json[key].is_string(), "manifest.json: '", key,
+                     "' is missing or not a string");
+    return json[key].get<std::string>();
+  };
+  CheckpointManifest m;
+  ZG_ASSIGN_OR_RETURN(int64_t version, integer("format_version"));
+  ZG_RETURN_IF_NOT(version == kFormatVersion, "manifest.json: format_version ", version,
+                   " is not the one this build reads (", kFormatVersion, ")");
+  ZG_ASSIGN_OR_RETURN(std::string kind, string("kind"));
+  ZG_ASSIGN_OR_RETURN(m.kind, ParseCheckpointKind(kind));
+  ZG_ASSIGN_OR_RETURN(m.step, integer("step"));
+  ZG_ASSIGN_OR_RETURN(m.next_step, integer("next_step"));
+  ZG_ASSIGN_OR_RETURN(m.nranks, integer("nranks"));
+  ZG_RETURN_IF_NOT(m.nranks >= 1, "manifest.json: nranks ", m.nranks, " is not positive");
+  ZG_ASSIGN_OR_RETURN(m.global_batch, integer("global_batch"));
+  ZG_ASSIGN_OR_RETURN(m.lr_schedule, string("lr_schedule"));
+  ZG_ASSIGN_OR_RETURN(m.model_hash, string("model_hash"));
+  if (json.contains("layout") && !json["layout"].is_null()) {
+    StatusOr<LayoutManifest> layout = LayoutManifest::FromJson(json["layout"].dump());
+    if (!layout.ok()) return std::move(layout).status().WithContext("manifest.json: layout");
+    m.layout = std::move(*layout);
+    m.model.layout = m.layout;
+  }
+  for (const char* key : {"buffers", "canonical", "tensors", "files"}) {
+    ZG_RETURN_IF_NOT(json.contains(key) && json[key].is_array(), "manifest.json: '", key,
+                     "' is missing or not an array");
+  }
+  for (const Json& t : json["buffers"]) {
+    ZG_ASSIGN_OR_RETURN(StateTensor parsed, ParseStateTensor(t, "manifest.json: buffers"));
+    m.model.buffers.push_back(std::move(parsed));
+  }
+  for (const Json& t : json["canonical"]) {
+    ZG_ASSIGN_OR_RETURN(StateTensor parsed, ParseStateTensor(t, "manifest.json: canonical"));
+    m.model.canonical.push_back(std::move(parsed));
+  }
+  ZG_RETURN_IF_NOT(m.model.ModelHash() == m.model_hash, "manifest.json: model_hash ", m.model_hash,
+                   " does not match its canonical tensors (", m.model.ModelHash(), ")");
+  std::set<std::string, std::less<>> file_names;
+  for (const Json& f : json["files"]) {
+    ZG_RETURN_IF_NOT(f.is_object() && f.contains("name") && f["name"].is_string() &&
+                         f.contains("bytes") && f["bytes"].is_number_integer() &&
+                         f.contains("crc32") && f["crc32"].is_string(),
+                     "manifest.json: a file entry lacks name, bytes or crc32");
+    File file;
+    file.name = f["name"].get<std::string>();
+    ZG_RETURN_IF_NOT(file.name.find('/') == std::string::npos && file.name != ".." &&
+                         file.name != "." && !file.name.empty(),
+                     "manifest.json: file name '", file.name, "' is not a plain file name");
+    file.bytes = f["bytes"].get<int64_t>();
+    file.crc32 = static_cast<uint32_t>(std::stoul(f["crc32"].get<std::string>(), nullptr, 16));
+    ZG_RETURN_IF_NOT(file_names.insert(file.name).second, "manifest.json: file '", file.name,
+                     "' is listed twice");
+    m.files.push_back(std::move(file));
+  }
+  std::set<std::string, std::less<>> tensor_names;
+  for (const Json& t : json["tensors"]) {
+    ZG_ASSIGN_OR_RETURN(StateTensor head, ParseStateTensor(t, "manifest.json: tensors"));
+    ZG_RETURN_IF_NOT(tensor_names.insert(head.name).second, "manifest.json: tensor '", head.name,
+                     "' is listed twice");
+    CheckpointTensor tensor{head.name, head.dtype, head.shape, {}};
+    ZG_RETURN_IF_NOT(t.contains("pieces") && t["pieces"].is_array(), "manifest.json: tensor '",
+                     head.name, "' has no pieces");
+    for (const Json& p : t["pieces"]) {
+      ZG_RETURN_IF_NOT(p.is_object() && p.contains("file") && p["file"].is_string() &&
+                           p.contains("begin") && p["begin"].is_number_integer() &&
+                           p.contains("end") && p["end"].is_number_integer(),
+                       "manifest.json: tensor '", head.name, "': a piece lacks file, begin or end");
+      CheckpointPiece piece{p["file"].get<std::string>(), p["begin"].get<int64_t>(),
+                            p["end"].get<int64_t>()};
+      ZG_RETURN_IF_NOT(file_names.count(piece.file) > 0, "manifest.json: tensor '", head.name,
+                       "' is in file '", piece.file, "', which the manifest does not list");
+      ZG_RETURN_IF_NOT(0 <= piece.begin && piece.begin <= piece.end && piece.end <= head.numel(),
+                       "manifest.json: tensor '", head.name, "' of ", head.numel(),
+                       " elements has a piece [", piece.begin, ", ", piece.end, ") out of range");
+      tensor.pieces.push_back(std::move(piece));
+    }
+    std::sort(tensor.pieces.begin(), tensor.pieces.end(),
+              [](const CheckpointPiece& a, const CheckpointPiece& b) { return a.begin < b.begin; });
+    for (size_t i = 1; i < tensor.pieces.size(); ++i) {
+      ZG_RETURN_IF_NOT(tensor.pieces[i - 1].end <= tensor.pieces[i].begin,
+                       "manifest.json: tensor '", head.name, "' has overlapping pieces [",
+                       tensor.pieces[i - 1].begin, ", ", tensor.pieces[i - 1].end, ") in '",
+                       tensor.pieces[i - 1].file, "' and [", tensor.pieces[i].begin, ", ",
+                       tensor.pieces[i].end, ") in '", tensor.pieces[i].file, "'");
+    }
+    m.tensors.push_back(std::move(tensor));
+  }
+  return m;
+}
+
+const CheckpointTensor* CheckpointManifest::FindTensor(std::string_view name) const {
+  for (const CheckpointTensor& t : tensors) {
+    if (t.name == name) return &t;
+  }
+  return nullptr;
+}
+
+std::string RankFileName(int64_t rank, int64_t nranks) {
+  char name[64];
+  std::snprintf(name, sizeof(name), "rank-%05lld-of-%05lld.safetensors",
+                static_cast<long long>(rank), static_cast<long long>(nranks));
+  return name;
+}
+
+// --- plans --------------------------------------------------------------------------------------
+
+CheckpointPlan PlanCheckpoint(CheckpointKind kind, const StateModel& model, int64_t nranks) {
+  CheckpointPlan plan;
+  for (int64_t r = 0; r < nranks; ++r) plan.files.push_back(RankFileName(r, nranks));
+  if (kind == CheckpointKind::kUnbalanced) {
+    for (const StateTensor& buffer : model.buffers) {
+      CheckpointTensor tensor{buffer.name, buffer.dtype, buffer.shape, {}};
+      if (std::optional<StateModel::BucketRef> ref = model.FindBucketBuffer(buffer.name)) {
+        const int64_t s = ref->bucket->shard_size;
+        for (int64_t r = 0; r < nranks; ++r)
+          tensor.pieces.push_back({plan.files[r], r * s, (r + 1) * s});
+      } else {
+        tensor.pieces.push_back({plan.files[0], 0, buffer.numel()});
+      }
+      plan.tensors.push_back(std::move(tensor));
+    }
+    return plan;
+  }
+  for (const StateTensor& c : model.canonical) {
+    CheckpointTensor tensor{c.name, c.dtype, c.shape, {}};
+    const int64_t n = c.numel();
+    for (int64_t r = 0; r < nranks; ++r) {
+      const int64_t begin = r * n / nranks;
+      const int64_t end = (r + 1) * n / nranks;
+      if (begin < end) tensor.pieces.push_back({plan.files[r], begin, end});
+    }
+    plan.tensors.push_back(std::move(tensor));
+  }
+  return plan;
+}
+
+CheckpointPlan PlanConsolidated(const StateModel& model, bool with_states, int64_t max_file_bytes) {
+  CheckpointPlan plan;
+  std::vector<std::vector<const StateTensor*>> groups(1);
+  int64_t in_group = 0;
+  for (const StateTensor& c : model.canonical) {
+    if (!c.is_param && !with_states) continue;
+    const int64_t bytes = c.numel() * static_cast<int64_t>(ElementSize(c.dtype));
+    if (max_file_bytes > 0 && in_group > 0 && in_group + bytes > max_file_bytes) {
+      groups.emplace_back();
+      in_group = 0;
+    }
+    groups.back().push_back(&c);
+    in_group += bytes;
+  }
+  const size_t k = groups.size();
+  for (size_t i = 0; i < k; ++i) {
+    char name[64];
+    std::snprintf(name, sizeof(name), "model-%05zu-of-%05zu.safetensors", i + 1, k);
+    plan.files.push_back(k == 1 ? "model.safetensors" : name);
+    for (const StateTensor* c : groups[i]) {
+      plan.tensors.push_back({c->name, c->dtype, c->shape, {{plan.files[i], 0, c->numel()}}});
+    }
+  }
+  return plan;
+}
+
+// --- writing ------------------------------------------------------------------------------------
+
+StatusOr<CheckpointManifest::File> WriteCheckpointFile(const std::string& dir,
+                                                       const CheckpointPlan& plan,
+                                                       size_t file_index, const PieceSource& source,
+                                                       size_t chunk_bytes) {
+  const std::string& file_name = plan.files[file_index];
+  struct Entry {
+    const CheckpointTensor* tensor;
+    const CheckpointPiece* piece;
+  };
+  std::vector<Entry> entries;
+  for (const CheckpointTensor& t : plan.tensors) {
+    for (const CheckpointPiece& p : t.pieces) {
+      if (p.file == file_name) entries.push_back({&t, &p});
+    }
+  }
+  // As the reference writer: larger elements first, then by name, so every tensor is aligned.
+  std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
+    const size_t ea = ElementSize(a.tensor->dtype), eb = ElementSize(b.tensor->dtype);
+    if (ea != eb) return ea > eb;
+    return a.tensor->name < b.tensor->name;
+  });
+  Json header;
+  header["__metadata__"] = {{"format", "pt"}};
+  int64_t offset = 0;
+  for (const Entry& e : entries) {
+    const int64_t n = e.piece->end - e.piece->begin;
+    const int64_t bytes = n * static_cast<int64_t>(ElementSize(e.tensor->dtype));
+    // A piece covering the whole tensor keeps its shape; a part of one is 1-D.
+    Json shape = n == e.tensor->numel() ? Json(e.tensor->shape) : Json::array({n});
+    header[e.tensor->name] = {{"dtype", DtypeText(e.tensor->dtype)},
+                              {"shape", shape},
+                              {"data_offsets", {offset, offset + bytes}}};
+    offset += bytes;
+  }
+  std::string text = header.dump();
+  text.append((8 - (text.size() % 8)) % 8, ' ');
+  const uint64_t header_len = text.size();
+  std::byte len_bytes[8];
+  for (int i = 0; i < 8; ++i) len_bytes[i] = static_cast<std::byte>((header_len >> (8 * i)) & 0xff);
+
+  const std::string path = StrCat(dir, "/", file_name);
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) return IoError("cannot create", path, errno);
+  uint32_t crc = Crc32(0, len_bytes);
+  crc = Crc32(crc, std::as_bytes(std::span(text)));
+  Status status = WriteAll(fd, path, len_bytes);
+  if (status.ok()) status = WriteAll(fd, path, std::as_bytes(std::span(text)));
+  std::vector<std::byte> chunk;
+  for (const Entry& e : entries) {
+    if (!status.ok()) break;
+    const size_t element = ElementSize(e.tensor->dtype);
+    const int64_t per_chunk = std::max<int64_t>(1, static_cast<int64_t>(chunk_bytes / element));
+    for (int64_t at = e.piece->begin; at < e.piece->end && status.ok(); at += per_chunk) {
+      const int64_t end = std::min(e.piece->end, at + per_chunk);
+      chunk.resize(static_cast<size_t>(end - at) * element);
+      status = source(*e.tensor, at, end, chunk);
+      if (!status.ok()) {
+        status =
+            std::move(status).WithContext(StrCat("writing '", e.tensor->name, "' to '", path, "'"));
+        break;
+      }
+      crc = Crc32(crc, chunk);
+      status = WriteAll(fd, path, chunk);
+    }
+  }
+  if (status.ok() && ::fsync(fd) != 0) status = IoError("cannot flush", path, errno);
+  if (::close(fd) != 0 && status.ok()) status = IoError("cannot close", path, errno);
+  if (!status.ok()) {
+    ::unlink(path.c_str());
+    return status;
+  }
+  return CheckpointManifest::File{file_name, static_cast<int64_t>(8 + header_len + offset), crc};
+}
+
+Status SyncDirectory(const std::string& dir) {
+  int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return IoError("cannot open the folder", dir, errno);
+  const int synced = ::fsync(fd);
+  const int error = errno;
+  ::close(fd);
+  if (synced != 0) return IoError("cannot flush the folder", dir, error);
+  return Status::Ok();
+}
+
+// --- reading ------------------------------------------------------------------------------------
+
+CheckpointReader::~CheckpointReader() = default;
+
+StatusOr<std::unique_ptr<CheckpointReader>> CheckpointReader::Open(const std::string& dir) {
+  const std::string path = StrCat(dir, "/manifest.json");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return InvalidArgumentError(
+        StrCat("'", dir,
+               "' has no manifest.json: it is not a committed checkpoint (a save that is "
+               "still being written or was interrupted, or not a checkpoint at all)"));
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  StatusOr<CheckpointManifest> manifest = CheckpointManifest::FromJson(text.str());
+  if (!manifest.ok())
+    return std::move(manifest).status().WithContext(StrCat("checkpoint '", dir, "'"));
+  std::unique_ptr<CheckpointReader> reader(new CheckpointReader());
+  reader->dir_ = dir;
+  reader->manifest_ = std::move(*manifest);
+  return reader;
+}
+
+StatusOr<const SafetensorsFile*> CheckpointReader::File(const std::string& name) {
+  auto it = files_.find(name);
+  if (it != files_.end()) return it->second.get();
+  const CheckpointManifest::File* entry = nullptr;
+  for (const CheckpointManifest::File& f : manifest_.files) {
+    if (f.name == name) entry = &f;
+  }
+  ZG_RET_CHECK(entry != nullptr, "file '", name, "' is not in the manifest");
+  const std::string path = StrCat(dir_, "/", name);
+  StatusOr<std::unique_ptr<SafetensorsFile>> file = SafetensorsFile::Open(path);
+  if (!file.ok()) {
+    Status status = std::move(file).status();
+    if (status.code() == StatusCode::kNotFound) {
+      return DataLossError(
+          StrCat("checkpoint '", dir_, "': file '", name, "' is missing (the manifest lists it)"));
+    }
+    return std::move(status).WithContext(StrCat("checkpoint '", dir_, "'"));
+  }
+  std::span<const std::byte> bytes = (*file)->mapping()->bytes();
+  if (static_cast<int64_t>(bytes.size()) != entry->bytes) {
+    return DataLossError(StrCat("checkpoint '", dir_, "': file '", name, "' has ", bytes.size(),
+                                " bytes, the manifest says ", entry->bytes));
+  }
+  const uint32_t crc = Crc32(0, bytes);
+  if (crc != entry->crc32) {
+    char text[64];
+    std::snprintf(text, sizeof(text), "%08x, the manifest says %08x", crc, entry->crc32);
+    return DataLossError(StrCat("checkpoint '", dir_, "': file '", name,
+                                "' fails its checksum (CRC-32 ", text, "): it is corrupt"));
+  }
+  const SafetensorsFile* opened = file->get();
+  files_.emplace(name, std::move(*file));
+  return opened;
+}
+
+Status CheckpointReader::VerifyAll() {
+  for (const CheckpointManifest::File& f : manifest_.files) {
+    ZG_ASSIGN_OR_RETURN(const SafetensorsFile* file, File(f.name));
+    (void)file;
+  }
+  return Status::Ok();
+}
+
+Status CheckpointReader::ReadStored(const CheckpointTensor& tensor, int64_t begin, int64_t end,
+                                    std::span<std::byte> out) {
+  const size_t element = ElementSize(tensor.dtype);
+  ZG_RET_CHECK(out.size() == static_cast<size_t>(end - begin) * element);
+  int64_t covered = 0;
+  for (const CheckpointPiece& piece : tensor.pieces) {
+    const int64_t lo = std::max(begin, piece.begin), hi = std::min(end, piece.end);
+    if (lo >= hi) continue;
+    ZG_ASSIGN_OR_RETURN(const SafetensorsFile* file, File(piece.file));
+    const SafetensorsFile::TensorInfo* info = file->Find(tensor.name);
+    if (info == nullptr || info->dtype != tensor.dtype ||
+        static_cast<int64_t>(info->bytes.size()) !=
+            (piece.end - piece.begin) * static_cast<int64_t>(element)) {
+      return DataLossError(StrCat("checkpoint '", dir_, "': file '", piece.file,
+                                  "' does not hold tensor '", tensor.name, "' elements [",
+                                  piece.begin, ", ", piece.end, ") as ", DtypeText(tensor.dtype),
+                                  ", as the manifest says"));
+    }
+    std::memcpy(out.data() + (lo - begin) * element,
+                info->bytes.data() + (lo - piece.begin) * element,
+                static_cast<size_t>(hi - lo) * element);
+    covered += hi - lo;
+  }
+  if (covered != end - begin) {
+    return DataLossError(StrCat("checkpoint '", dir_, "': tensor '", tensor.name, "' elements [",
+                                begin, ", ", end, ") are not all in its files"));
+  }
+  return Status::Ok();
+}
+
+Status CheckpointReader::ReadCanonical(std::string_view name, int64_t begin, int64_t end,
+                                       std::span<std::byte> out) {
+  if (const CheckpointTensor* stored = manifest_.FindTensor(name)) {
+    ZG_RETURN_IF_NOT(out.size() == static_cast<size_t>(end - begin) * ElementSize(stored->dtype),
+                     "checkpoint tensor '", name, "' is ", DtypeText(stored->dtype),
+                     ", the graph's has another dtype");
+    return ReadStored(*stored, begin, end, out);
+  }
+  if (manifest_.layout) {
+    for (const LayoutManifest::Bucket& bucket : manifest_.layout->buckets) {
+      for (const LayoutManifest::Param& p : bucket.params) {
+        std::string_view buffer;
+        if (p.name == name) buffer = bucket.param_buffer;
+        for (size_t j = 0; j < p.states.size() && j < bucket.state_buffers.size(); ++j) {
+          if (p.states[j] == name) buffer = bucket.state_buffers[j];
+        }
+        if (buffer.empty()) continue;
+        const CheckpointTensor* stored = manifest_.FindTensor(buffer);
+        if (stored == nullptr) break;
+        ZG_RETURN_IF_NOT(end <= p.numel, "tensor '", name, "' has ", p.numel, " elements");
+        ZG_RETURN_IF_NOT(
+            out.size() == static_cast<size_t>(end - begin) * ElementSize(stored->dtype),
+            "checkpoint tensor '", name, "' is ", DtypeText(stored->dtype),
+            ", the graph's has another dtype");
+        return ReadStored(*stored, p.offset + begin, p.offset + end, out);
+      }
+    }
+  }
+  return NotFoundError(StrCat("checkpoint '", dir_, "' has no tensor '", name, "' (a ",
+                              CheckpointKindName(manifest_.kind), " checkpoint)"));
+}
+
+Status CheckpointReader::ReadBuffer(const StateModel& target, std::string_view buffer,
+                                    int64_t begin, int64_t end, std::span<std::byte> out) {
+  std::optional<StateModel::BucketRef> ref = target.FindBucketBuffer(buffer);
+  if (!ref) return ReadCanonical(buffer, begin, end, out);
+  const CheckpointTensor* same = manifest_.FindTensor(buffer);
+  if (same != nullptr && manifest_.layout && target.layout &&
+      manifest_.layout->Hash() == target.layout->Hash()) {
+    return ReadStored(*same, begin, end, out);
+  }
+  const LayoutManifest::Bucket& bucket = *ref->bucket;
+  const DataType dtype = ref->state < 0 ? bucket.dtype : bucket.state_dtypes[ref->state];
+  const size_t element = ElementSize(dtype);
+  std::memset(out.data(), 0, out.size());
+  for (const LayoutManifest::Param& p : bucket.params) {
+    const int64_t lo = std::max(begin, p.offset), hi = std::min(end, p.offset + p.numel);
+    if (lo >= hi) continue;
+    const std::string& name = ref->state < 0 ? p.name : p.states[ref->state];
+    ZG_RETURN_IF_ERROR(ReadCanonical(name, lo - p.offset, hi - p.offset,
+                                     out.subspan(static_cast<size_t>(lo - begin) * element,
+                                                 static_cast<size_t>(hi - lo) * element)));
+  }
+  return Status::Ok();
+}
+
+}  // namespace zerograph

@@ -1,0 +1,166 @@
+#include "zerograph/ckpt/checkpoint_convert.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <ostream>
+
+#include <nlohmann/json.hpp>
+
+#include "zerograph/ckpt/safetensors.h"
+#include "zerograph/ckpt/training_checkpoint.h"
+#include "zerograph/core/str_cat.h"
+
+namespace zerograph {
+namespace {
+
+namespace fs = std::filesystem;
+
+Status WriteText(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << text;
+  out.flush();
+  if (!out.good()) return UnavailableError(StrCat("cannot write '", path, "'"));
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status ConvertCheckpoint(const std::string& in, const std::string& out,
+                         const ConvertOptions& options) {
+  std::error_code error;
+  if (fs::exists(out, error) || fs::is_symlink(out, error)) {
+    return InvalidArgumentError(
+        StrCat("OUT '", out, "' already exists; give a new folder name (nothing was written)"));
+  }
+  ZG_ASSIGN_OR_RETURN(std::string dir, ResolveCheckpointDir(in));
+  ZG_ASSIGN_OR_RETURN(std::unique_ptr<CheckpointReader> reader, CheckpointReader::Open(dir));
+  const CheckpointManifest& source = reader->manifest();
+
+  // The state model of the result: the input's, or the target graph's for an unbalanced result.
+  StateModel model = source.model;
+  int64_t nranks = options.nranks > 0 ? options.nranks : source.nranks;
+  if (options.to == CheckpointKind::kUnbalanced) {
+    if (options.target != nullptr) {
+      ZG_RETURN_IF_NOT(options.target->ModelHash() == source.model_hash,
+                       "--graph trains another model than checkpoint '", dir,
+                       "' holds (model hash ", options.target->ModelHash(), " vs ",
+                       source.model_hash, ")");
+      model = *options.target;
+      ZG_RETURN_IF_NOT(options.nranks == 0 || options.nranks == model.nranks(), "--nranks ",
+                       options.nranks, " contradicts --graph, which is rewritten for ",
+                       model.nranks(), " ranks");
+      nranks = model.nranks();
+    } else {
+      ZG_RETURN_IF_NOT(nranks == model.nranks(), "an unbalanced checkpoint for ", nranks,
+                       " ranks needs their layout: pass --graph with the graph rewritten for ",
+                       nranks, " ranks");
+    }
+  }
+  const CheckpointPlan plan =
+      options.to == CheckpointKind::kConsolidated
+          ? PlanConsolidated(model, options.with_states, options.max_file_bytes)
+          : PlanCheckpoint(options.to, model, nranks);
+
+  // Every planned tensor must be readable from the input before anything is written.
+  for (const CheckpointTensor& t : plan.tensors) {
+    const bool is_buffer = options.to == CheckpointKind::kUnbalanced;
+    if (!is_buffer || !model.FindBucketBuffer(t.name)) {
+      const bool found = source.FindTensor(t.name) != nullptr || source.model.FindCanonical(t.name);
+      ZG_RETURN_IF_NOT(found, "checkpoint '", dir, "' has no tensor '", t.name,
+                       "' (nothing was written)");
+    }
+  }
+
+  int64_t total_bytes = 0;
+  std::map<std::string, int64_t> file_bytes;
+  for (const CheckpointTensor& t : plan.tensors) {
+    for (const CheckpointPiece& p : t.pieces) {
+      const int64_t bytes = (p.end - p.begin) * static_cast<int64_t>(ElementSize(t.dtype));
+      file_bytes[p.file] += bytes;
+      total_bytes += bytes;
+    }
+  }
+  if (options.out != nullptr) {
+    *options.out << "checkpoint-convert: " << dir << " (" << CheckpointKindName(source.kind) << ", "
+                 << source.nranks << " rank(s), step " << source.step << ") -> " << out << " ("
+                 << CheckpointKindName(options.to) << ", " << plan.files.size() << " file(s))\n";
+    if (options.dry_run) {
+      for (const std::string& file : plan.files) {
+        *options.out << "  " << file << ": " << file_bytes[file] << " bytes\n";
+        for (const CheckpointTensor& t : plan.tensors) {
+          for (const CheckpointPiece& p : t.pieces) {
+            if (p.file != file) continue;
+            *options.out << "    " << t.name << " [" << p.begin << ", " << p.end << ") of "
+                         << t.name << " [" << StrJoin(t.shape, ",") << "] "
+                         << SafetensorsDtypeName(t.dtype).value_or("?") << ", "
+                         << (p.end - p.begin) * static_cast<int64_t>(ElementSize(t.dtype))
+                         << " bytes\n";
+          }
+        }
+      }
+      *options.out << "would copy " << total_bytes << " bytes of tensor data; nothing written "
+                   << "(--dry-run)\n";
+      return Status::Ok();
+    }
+  }
+  if (options.dry_run) return Status::Ok();
+
+  const std::string temp = StrCat(out, ".tmp-", ::getpid());
+  fs::remove_all(temp, error);
+  if (!fs::create_directories(temp, error) || error) {
+    return UnavailableError(StrCat("cannot create '", temp, "': ", error.message()));
+  }
+  PieceSource read = [&](const CheckpointTensor& tensor, int64_t begin, int64_t end,
+                         std::span<std::byte> bytes) -> Status {
+    if (options.to == CheckpointKind::kUnbalanced) {
+      return reader->ReadBuffer(model, tensor.name, begin, end, bytes);
+    }
+    return reader->ReadCanonical(tensor.name, begin, end, bytes);
+  };
+  Status status = [&]() -> Status {
+    CheckpointManifest manifest;
+    manifest.kind = options.to;
+    manifest.step = source.step;
+    manifest.next_step = source.next_step;
+    manifest.nranks = options.to == CheckpointKind::kConsolidated ? 1 : nranks;
+    manifest.global_batch = source.global_batch;
+    manifest.lr_schedule = source.lr_schedule;
+    manifest.layout = options.to == CheckpointKind::kUnbalanced ? model.layout : std::nullopt;
+    manifest.model = model;
+    manifest.model.layout = manifest.layout;
+    manifest.model_hash = model.ModelHash();
+    manifest.tensors = plan.tensors;
+    for (size_t i = 0; i < plan.files.size(); ++i) {
+      ZG_ASSIGN_OR_RETURN(CheckpointManifest::File file,
+                          WriteCheckpointFile(temp, plan, i, read, options.chunk_bytes));
+      manifest.files.push_back(std::move(file));
+    }
+    if (options.to == CheckpointKind::kConsolidated && plan.files.size() > 1) {
+      // Hugging Face's sharded-weights index.
+      nlohmann::ordered_json index;
+      index["metadata"] = {{"total_size", total_bytes}};
+      index["weight_map"] = nlohmann::ordered_json::object();
+      for (const CheckpointTensor& t : plan.tensors) index["weight_map"][t.name] = t.pieces[0].file;
+      ZG_RETURN_IF_ERROR(WriteText(StrCat(temp, "/model.safetensors.index.json"), index.dump(2)));
+    }
+    ZG_RETURN_IF_ERROR(WriteText(StrCat(temp, "/manifest.json"), manifest.ToJson()));
+    ZG_RETURN_IF_ERROR(SyncDirectory(temp));
+    fs::rename(temp, out, error);
+    if (error) return UnavailableError(StrCat("cannot rename '", temp, "': ", error.message()));
+    return Status::Ok();
+  }();
+  if (!status.ok()) {
+    fs::remove_all(temp, error);
+    return std::move(status).WithContext("nothing was written");
+  }
+  if (options.out != nullptr) {
+    *options.out << "wrote " << total_bytes << " bytes of tensor data in " << plan.files.size()
+                 << " file(s) to " << out << "\n";
+  }
+  return Status::Ok();
+}
+
+}  // namespace zerograph
