@@ -1,7 +1,11 @@
 // checkpoint-convert: converts a checkpoint between kinds (unbalanced, balanced, consolidated) and
 // rank counts, streaming a chunk at a time (zerograph/ckpt/checkpoint_convert.h).
 
+#include <unistd.h>
+
+#include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -58,6 +62,47 @@ void SetUpCheckpointConvert(CLI::App& app, CheckpointConvertOptions& options) {
       ->type_name("N");
 }
 
+// A one-line progress bar on stderr ("\r"-rewritten): bytes done of total and the rate. Redrawn at
+// most every 100 ms, so a fast conversion does not spend its time printing. The rate counts from
+// construction, so it includes opening and verifying the input.
+class ProgressBar {
+ public:
+  ProgressBar() : start_(Clock::now()) {}
+  // Ends the line when a bar was drawn and not finished (the conversion failed midway), so that
+  // the error message starts on a line of its own.
+  ~ProgressBar() {
+    if (drawn_ && !finished_) std::fputc('\n', stderr);
+  }
+
+  void Update(int64_t done, int64_t total) {
+    const Clock::time_point now = Clock::now();
+    const bool last = done >= total;
+    if (!last && drawn_ && now - last_draw_ < std::chrono::milliseconds(100)) return;
+    last_draw_ = now;
+    drawn_ = true;
+    finished_ = last;
+    constexpr int kWidth = 30;
+    const double fraction = total > 0 ? static_cast<double>(done) / static_cast<double>(total) : 1;
+    const int filled = static_cast<int>(fraction * kWidth);
+    const double seconds = std::chrono::duration<double>(now - start_).count();
+    const double rate = seconds > 0 ? static_cast<double>(done) / seconds : 0;
+    constexpr double kMiB = 1 << 20;
+    std::fprintf(stderr, "\r[%.*s%*s] %3d%%  %.0f / %.0f MiB  %.0f MiB/s", filled,
+                 "##############################", kWidth - filled, "",
+                 static_cast<int>(fraction * 100), static_cast<double>(done) / kMiB,
+                 static_cast<double>(total) / kMiB, rate / kMiB);
+    if (last) std::fputc('\n', stderr);
+    std::fflush(stderr);
+  }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  bool drawn_ = false;
+  bool finished_ = false;
+  Clock::time_point start_;
+  Clock::time_point last_draw_;
+};
+
 Status RunCheckpointConvert(const CheckpointConvertOptions& options) {
   ConvertOptions convert;
   ZG_ASSIGN_OR_RETURN(convert.to, ParseCheckpointKind(options.to));
@@ -66,6 +111,11 @@ Status RunCheckpointConvert(const CheckpointConvertOptions& options) {
   convert.with_states = options.with_states;
   convert.max_file_bytes = options.max_file_bytes;
   convert.out = &std::cout;
+  // Only a person watching a terminal wants the bar; logs and tests see nothing.
+  ProgressBar bar;
+  if (::isatty(STDERR_FILENO)) {
+    convert.progress = [&bar](int64_t done, int64_t total) { bar.Update(done, total); };
+  }
   StateModel target;
   if (!options.graph.empty()) {
     ZG_ASSIGN_OR_RETURN(std::unique_ptr<Graph> graph, LoadModel(options.graph));

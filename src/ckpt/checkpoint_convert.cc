@@ -113,8 +113,12 @@ Status ConvertCheckpoint(const std::string& in, const std::string& out,
   if (!fs::create_directories(temp, error) || error) {
     return UnavailableError(StrCat("cannot create '", temp, "': ", error.message()));
   }
+  int64_t done_bytes = 0;
   PieceSource read = [&](const CheckpointTensor& tensor, int64_t begin, int64_t end,
                          std::span<std::byte> bytes) -> Status {
+    // The writer calls this once per chunk, just before writing it: progress counts chunks read.
+    if (options.progress && done_bytes > 0) options.progress(done_bytes, total_bytes);
+    done_bytes += static_cast<int64_t>(bytes.size());
     if (options.to == CheckpointKind::kUnbalanced) {
       return reader->ReadBuffer(model, tensor.name, begin, end, bytes);
     }
@@ -156,6 +160,7 @@ Status ConvertCheckpoint(const std::string& in, const std::string& out,
     fs::remove_all(temp, error);
     return std::move(status).WithContext("nothing was written");
   }
+  if (options.progress) options.progress(total_bytes, total_bytes);
   if (options.out != nullptr) {
     *options.out << "wrote " << total_bytes << " bytes of tensor data in " << plan.files.size()
                  << " file(s) to " << out << "\n";

@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <iosfwd>
 #include <string>
 
@@ -25,6 +26,9 @@ struct ConvertOptions {
   // Bytes copied at a time: the memory a conversion needs, whatever the model's size.
   size_t chunk_bytes = size_t{16} << 20;
   std::ostream* out = nullptr;  // the plan and a summary (null: silent)
+  // Called with the tensor bytes written so far and the total after every chunk, and once more at
+  // the end (done == total); for a progress bar. Null: not called.
+  std::function<void(int64_t done, int64_t total)> progress;
 };
 
 // Converts checkpoint `in` (a checkpoint folder or a --save folder) into a new folder `out` of
