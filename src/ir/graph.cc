@@ -54,14 +54,20 @@ Graph::~Graph() = default;
 
 // --- Reading ------------------------------------------------------------------------------------
 
-Value* Graph::FindValue(std::string_view name) const {
-  auto it = values_by_name_.find(name);
-  return it == values_by_name_.end() ? nullptr : it->second;
+Value* Graph::FindValue(std::string_view name) const { return values_by_name_.Find(name); }
+
+Node* Graph::FindNode(std::string_view name) const { return nodes_by_name_.Find(name); }
+
+std::vector<Value*> Graph::FindValues(std::span<const std::string_view> names) const {
+  std::vector<Value*> values(names.size());
+  values_by_name_.FindMany(names, values);
+  return values;
 }
 
-Node* Graph::FindNode(std::string_view name) const {
-  auto it = nodes_by_name_.find(name);
-  return it == nodes_by_name_.end() ? nullptr : it->second;
+std::vector<Node*> Graph::FindNodes(std::span<const std::string_view> names) const {
+  std::vector<Node*> nodes(names.size());
+  nodes_by_name_.FindMany(names, nodes);
+  return nodes;
 }
 
 std::vector<Value*> Graph::initializers() const {
@@ -82,6 +88,13 @@ Value* Graph::NewValue(std::string_view name) {
   return &value;
 }
 
+void Graph::AttachProto(Node* node, onnx::NodeProto* proto) {
+  node->proto_ = proto;
+  node->name_ = proto->name();
+  node->op_type_ = proto->op_type();
+  node->domain_ = proto->domain();
+}
+
 Node* Graph::NewNode() {
   Node& node = node_pool_.emplace_back(GraphKey(), &memory_);
   node.id_ = static_cast<int64_t>(node_pool_.size()) - 1;
@@ -95,7 +108,7 @@ Value* Graph::AddInput(std::string_view name, const TensorType& type) {
   Value* value = NewValue(info->name());
   value->is_graph_input_ = true;
   value->info_ = info;
-  values_by_name_.emplace(value->name(), value);
+  values_by_name_.Insert(value);
   inputs_.push_back(value);
   input_infos_.push_back(info);
   return value;
@@ -103,16 +116,22 @@ Value* Graph::AddInput(std::string_view name, const TensorType& type) {
 
 Value* Graph::AddInitializer(std::string_view name, DataType dtype, std::span<const int64_t> dims,
                              std::span<const std::byte> bytes) {
+  return AddInitializer(name, dtype, dims,
+                        std::string(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
+}
+
+Value* Graph::AddInitializer(std::string_view name, DataType dtype, std::span<const int64_t> dims,
+                             std::string&& raw_bytes) {
   auto* proto = store_->New<onnx::TensorProto>();
   proto->set_name(UniqueValueName(name));
   proto->set_data_type(static_cast<int32_t>(dtype));
   for (int64_t d : dims) proto->add_dims(d);
-  proto->set_raw_data(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+  proto->set_raw_data(std::move(raw_bytes));
   Tensor& tensor = tensor_pool_.emplace_back(GraphKey());
   tensor.proto_ = proto;
   Value* value = NewValue(proto->name());
   value->initializer_ = &tensor;
-  values_by_name_.emplace(value->name(), value);
+  values_by_name_.Insert(value);
   initializers_.push_back(value);
   return value;
 }
@@ -124,6 +143,7 @@ void Graph::AddOutput(Value* value) {
   outputs_.push_back(value);
   output_infos_.push_back(info);
   ++value->graph_output_count_;
+  NoteOutput(value, outputs_.size() - 1);
 }
 
 void Graph::SetOutput(size_t index, Value* value) {
@@ -139,6 +159,7 @@ void Graph::SetOutput(size_t index, Value* value) {
   outputs_[index] = value;
   output_infos_[index] = info;
   ++value->graph_output_count_;
+  NoteOutput(value, index);
 }
 
 void Graph::EraseOutputsIf(const std::function<bool(const Value*)>& drop) {
@@ -154,6 +175,46 @@ void Graph::EraseOutputsIf(const std::function<bool(const Value*)>& drop) {
   }
   outputs_.resize(kept);
   output_infos_.resize(kept);
+  // Positions moved: rebuilt when next needed.
+  output_index_.clear();
+}
+
+std::vector<size_t> Graph::OutputIndices(const Value* value) {
+  if (value->graph_output_count_ == 0) return {};
+  if (value->graph_output_count_ > 1) {
+    // Listed more than once (rare): a scan.
+    std::vector<size_t> indices;
+    for (size_t i = 0; i < outputs_.size(); ++i) {
+      if (outputs_[i] == value) indices.push_back(i);
+    }
+    return indices;
+  }
+  const auto id = static_cast<size_t>(value->id_);
+  auto valid = [&] {
+    if (id >= output_index_.size() || output_index_[id] < 0) return false;
+    const auto index = static_cast<size_t>(output_index_[id]);
+    return index < outputs_.size() && outputs_[index] == value;
+  };
+  if (!valid()) {
+    output_index_.assign(value_pool_.size(), -1);
+    for (size_t i = outputs_.size(); i-- > 0;) {
+      output_index_[static_cast<size_t>(outputs_[i]->id_)] = static_cast<int64_t>(i);
+    }
+    ZG_CHECK(valid(), "graph output '", value->name(), "' is not among the outputs");
+  }
+  return {static_cast<size_t>(output_index_[id])};
+}
+
+void Graph::NoteOutput(const Value* value, size_t index) {
+  if (output_index_.empty()) return;  // not built yet
+  const auto id = static_cast<size_t>(value->id_);
+  if (id >= output_index_.size()) output_index_.resize(value_pool_.size(), -1);
+  const int64_t known = output_index_[id];
+  // Keep a position that still holds the value; otherwise this one.
+  if (known < 0 || static_cast<size_t>(known) >= outputs_.size() ||
+      outputs_[static_cast<size_t>(known)] != value) {
+    output_index_[id] = static_cast<int64_t>(index);
+  }
 }
 
 Node* Graph::AddNode(std::string_view op_type, std::string_view domain,
@@ -164,8 +225,9 @@ Node* Graph::AddNode(std::string_view op_type, std::string_view domain,
   proto->set_domain(std::string(domain));
   if (!name.empty()) proto->set_name(UniqueNodeName(name));
   Node* node = NewNode();
-  node->proto_ = proto;
+  AttachProto(node, proto);
   node->inputs_.assign(inputs.begin(), inputs.end());
+  node->input_uses_.resize(inputs.size());
   for (size_t i = 0; i < inputs.size(); ++i) {
     proto->add_input(inputs[i] == nullptr ? std::string() : std::string(inputs[i]->name()));
     if (inputs[i] != nullptr) AddUse(inputs[i], node, static_cast<int>(i));
@@ -176,10 +238,10 @@ Node* Graph::AddNode(std::string_view op_type, std::string_view domain,
     Value* value = NewValue(proto->output(static_cast<int>(i)));
     value->producer_ = node;
     value->producer_output_index_ = static_cast<int>(i);
-    values_by_name_.emplace(value->name(), value);
+    values_by_name_.Insert(value);
     node->outputs_.push_back(value);
   }
-  if (!proto->name().empty()) nodes_by_name_.emplace(proto->name(), node);
+  if (!proto->name().empty()) nodes_by_name_.Insert(node);
   if (before == nullptr) {
     LinkAtEnd(node);
   } else {
@@ -217,21 +279,25 @@ void Graph::SetValueType(Value* value, const TensorType& type) {
     if (!value->is_graph_input_) value_infos_.push_back({info, value});
   }
   FillTypeProto(type, value->info_->mutable_type());
-  if (value->graph_output_count_ == 0) return;
-  for (size_t i = 0; i < outputs_.size(); ++i) {
-    if (outputs_[i] == value) FillTypeProto(type, output_infos_[i]->mutable_type());
-  }
+  for (size_t i : OutputIndices(value)) FillTypeProto(type, output_infos_[i]->mutable_type());
 }
 
 // --- Editing ------------------------------------------------------------------------------------
 
-void Graph::AddUse(Value* value, Node* node, int index) { value->users_.push_back({node, index}); }
+void Graph::AddUse(Value* value, Node* node, int index) {
+  node->input_uses_[static_cast<size_t>(index)] = static_cast<uint32_t>(value->users_.size());
+  value->users_.push_back({node, index});
+}
 
 void Graph::RemoveUse(Value* value, Node* node, int index) {
   std::pmr::vector<Use>& users = value->users_;
-  auto it = std::find(users.begin(), users.end(), Use{node, index});
-  ZG_CHECK(it != users.end(), "value '", value->name(), "' has no use by input ", index);
-  *it = users.back();
+  const uint32_t position = node->input_uses_[static_cast<size_t>(index)];
+  ZG_CHECK(position < users.size() && users[position] == (Use{node, index}), "value '",
+           value->name(), "' has no use by input ", index);
+  // The last use fills the hole; its node learns its new position.
+  const Use moved = users.back();
+  users[position] = moved;
+  moved.node->input_uses_[static_cast<size_t>(moved.input_index)] = position;
   users.pop_back();
 }
 
@@ -246,22 +312,21 @@ void Graph::SetInput(Node* node, size_t index, Value* value) {
 
 void Graph::AppendInput(Node* node, Value* value) {
   node->inputs_.push_back(value);
+  node->input_uses_.push_back(0);
   if (value != nullptr) AddUse(value, node, static_cast<int>(node->inputs_.size()) - 1);
   node->io_dirty_ = true;
 }
 
 bool Graph::RenameValue(Value* value, std::string_view name) {
   if (value->producer_ == nullptr || FindValue(name) != nullptr) return false;
-  values_by_name_.erase(value->name());
+  values_by_name_.Erase(value->name());
   onnx::NodeProto* proto = value->producer_->proto_;
   proto->set_output(value->producer_output_index_, std::string(name));
   value->name_ = proto->output(value->producer_output_index_);
-  values_by_name_.emplace(value->name(), value);
+  values_by_name_.Insert(value);
   for (const Use& use : value->users_) use.node->io_dirty_ = true;
   if (value->info_ != nullptr) value->info_->set_name(std::string(name));
-  for (size_t i = 0; i < outputs_.size(); ++i) {
-    if (outputs_[i] == value) output_infos_[i]->set_name(std::string(name));
-  }
+  for (size_t i : OutputIndices(value)) output_infos_[i]->set_name(std::string(name));
   return true;
 }
 
@@ -270,13 +335,10 @@ void Graph::ReplaceAllUsesWith(Value* from, Value* to) {
   for (const Use& use : from->users_) {
     use.node->inputs_[use.input_index] = to;
     use.node->io_dirty_ = true;
-    to->users_.push_back(use);
+    AddUse(to, use.node, use.input_index);
   }
   from->users_.clear();
-  if (from->graph_output_count_ == 0) return;
-  for (size_t i = 0; i < outputs_.size(); ++i) {
-    if (outputs_[i] == from) SetOutput(i, to);
-  }
+  for (size_t i : OutputIndices(from)) SetOutput(i, to);
 }
 
 void Graph::LinkAtEnd(Node* node) {
@@ -373,9 +435,9 @@ Status Graph::EraseNode(Node* node) {
   for (Value* output : node->outputs_) {
     if (output == nullptr) continue;
     output->erased_ = true;
-    values_by_name_.erase(output->name());
+    values_by_name_.Erase(output->name());
   }
-  if (!node->name().empty()) nodes_by_name_.erase(node->name());
+  if (!node->name().empty()) nodes_by_name_.Erase(node->name());
   Unlink(node);
   node->erased_ = true;
   --num_nodes_;
@@ -387,7 +449,7 @@ Status Graph::EraseInitializer(Value* value) {
   ZG_RET_CHECK(value->users_.empty() && value->graph_output_count_ == 0,
                "cannot erase initializer '", value->name(), "': it is still read");
   value->erased_ = true;
-  values_by_name_.erase(value->name());
+  values_by_name_.Erase(value->name());
   return Status::Ok();
 }
 
@@ -470,18 +532,32 @@ Status Graph::ImportGraph(const ExternalDataResolver& resolve) {
   std::vector<onnx::ValueInfoProto*> value_infos = TakeAll(proto->mutable_value_info());
   std::vector<onnx::ValueInfoProto*> outputs = TakeAll(proto->mutable_output());
 
-  size_t expected_values = initializers.size() + inputs.size() + nodes.size() + nodes.size() / 4;
-  values_by_name_.reserve(expected_values);
-  nodes_by_name_.reserve(nodes.size());
+  size_t node_outputs = 0;
+  for (const onnx::NodeProto* node_proto : nodes) {
+    node_outputs += static_cast<size_t>(node_proto->output_size());
+  }
+  // Sized once for every name the file defines, so that the indexes never grow while loading.
+  values_by_name_.Reserve(initializers.size() + inputs.size() +
+                          static_cast<size_t>(proto->sparse_initializer_size()) + node_outputs);
+  nodes_by_name_.Reserve(nodes.size());
 
-  auto define = [&](Value* value, std::string_view what) -> Status {
-    auto [it, inserted] = values_by_name_.emplace(value->name(), value);
+  auto define = [&](Value* value, std::string_view what, uint64_t hash) -> Status {
+    const bool inserted = values_by_name_.Insert(value, hash).second;
     ZG_RETURN_IF_NOT(inserted, "value '", value->name(), "' is defined twice (", what,
                      "); SSA allows one definition per name");
     return Status::Ok();
   };
 
-  for (onnx::TensorProto* tensor_proto : initializers) {
+  // Names are hashed up front so that each index slot can be prefetched a few initializers ahead
+  // (PrefetchAhead); a graph may have hundreds of thousands of initializers.
+  std::vector<uint64_t> initializer_hashes;
+  initializer_hashes.reserve(initializers.size());
+  for (const onnx::TensorProto* tensor_proto : initializers) {
+    initializer_hashes.push_back(NameIndex<Value>::Hash(tensor_proto->name()));
+  }
+  for (size_t i = 0; i < initializers.size(); ++i) {
+    values_by_name_.PrefetchAhead(initializer_hashes, i);
+    onnx::TensorProto* tensor_proto = initializers[i];
     ZG_RETURN_IF_NOT(!tensor_proto->name().empty(), "an initializer has no name");
     Tensor& tensor = tensor_pool_.emplace_back(GraphKey());
     tensor.proto_ = tensor_proto;
@@ -508,20 +584,21 @@ Status Graph::ImportGraph(const ExternalDataResolver& resolve) {
     }
     Value* value = NewValue(tensor_proto->name());
     value->initializer_ = &tensor;
-    ZG_RETURN_IF_ERROR(define(value, "as an initializer"));
+    ZG_RETURN_IF_ERROR(define(value, "as an initializer", initializer_hashes[i]));
     initializers_.push_back(value);
   }
   for (const onnx::SparseTensorProto& sparse : proto->sparse_initializer()) {
     // Sparse initializers stay in the message as they are; their names are defined values.
     Value* value = NewValue(sparse.values().name());
-    ZG_RETURN_IF_ERROR(define(value, "as a sparse initializer"));
+    ZG_RETURN_IF_ERROR(
+        define(value, "as a sparse initializer", NameIndex<Value>::Hash(value->name())));
   }
   for (onnx::ValueInfoProto* info : inputs) {
     Value* value = FindValue(info->name());
     if (value == nullptr || value->initializer_ == nullptr) {
       // Before IR 4 initializers were listed among the inputs too; otherwise an input is new.
       value = NewValue(info->name());
-      ZG_RETURN_IF_ERROR(define(value, "as a graph input"));
+      ZG_RETURN_IF_ERROR(define(value, "as a graph input", NameIndex<Value>::Hash(value->name())));
     }
     ZG_RETURN_IF_NOT(!value->is_graph_input_, "graph input '", info->name(), "' is listed twice");
     value->is_graph_input_ = true;
@@ -536,54 +613,82 @@ Status Graph::ImportGraph(const ExternalDataResolver& resolve) {
     std::string_view name;
   };
   std::vector<PendingInput> undefined;
+  // Nodes are imported a chunk at a time: first every name of the chunk is hashed, then the
+  // nodes are linked with each index search prepared a few searches ahead (PrefetchAhead). The
+  // names are still cached when compared, and the index's cache misses overlap.
+  std::vector<uint64_t> node_hashes;
+  std::vector<uint64_t> value_hashes;  // each node's inputs, then its outputs
   int64_t node_index = 0;
-  for (onnx::NodeProto* node_proto : nodes) {
-    Node* node = NewNode();
-    node->proto_ = node_proto;
-    LinkAtEnd(node);
-    ++num_nodes_;
-    if (!node_proto->name().empty()) {
-      auto [it, inserted] = nodes_by_name_.emplace(node_proto->name(), node);
-      ZG_RETURN_IF_NOT(inserted, NodeLabel(*node_proto, node_index),
-                       ": node name used twice; node names must be unique");
-    }
-    node->inputs_.resize(static_cast<size_t>(node_proto->input_size()));
-    for (int i = 0; i < node_proto->input_size(); ++i) {
-      const std::string& name = node_proto->input(i);
-      if (name.empty()) continue;
-      auto it = values_by_name_.find(name);
-      if (it == values_by_name_.end()) {
-        undefined.push_back({node, node_index, name});
-        continue;
+  for (size_t chunk = 0; chunk < nodes.size(); chunk += NameIndex<Node>::kBulkChunk) {
+    const std::span<onnx::NodeProto* const> chunk_nodes = std::span(nodes).subspan(
+        chunk, std::min(NameIndex<Node>::kBulkChunk, nodes.size() - chunk));
+    node_hashes.clear();
+    value_hashes.clear();
+    for (const onnx::NodeProto* node_proto : chunk_nodes) {
+      node_hashes.push_back(NameIndex<Node>::Hash(node_proto->name()));
+      for (const std::string& name : node_proto->input()) {
+        value_hashes.push_back(NameIndex<Value>::Hash(name));
       }
-      node->inputs_[static_cast<size_t>(i)] = it->second;
-      it->second->users_.push_back({node, i});
-    }
-    node->outputs_.resize(static_cast<size_t>(node_proto->output_size()));
-    for (int i = 0; i < node_proto->output_size(); ++i) {
-      const std::string& name = node_proto->output(i);
-      if (name.empty()) continue;
-      Value* value = NewValue(name);
-      value->producer_ = node;
-      value->producer_output_index_ = i;
-      auto [it, inserted] = values_by_name_.emplace(value->name(), value);
-      if (!inserted) {
-        Node* first = it->second->producer_;
-        return InvalidArgumentError(StrCat(
-            NodeLabel(*node_proto, node_index), ": output '", name, "' is already defined",
-            first != nullptr ? StrCat(" by node '", first->name(), "' (", first->op_type(), ")")
-                             : std::string(" as a graph input or initializer"),
-            "; SSA allows one definition per name"));
+      for (const std::string& name : node_proto->output()) {
+        value_hashes.push_back(NameIndex<Value>::Hash(name));
       }
-      node->outputs_[static_cast<size_t>(i)] = value;
     }
-    for (const onnx::AttributeProto& attr : node_proto->attribute()) {
-      ZG_RETURN_IF_NOT(attr.type() != onnx::AttributeProto::UNDEFINED,
-                       NodeLabel(*node_proto, node_index), ": attribute '", attr.name(),
-                       "' has no type or an unknown type");
+    size_t next_hash = 0;  // in value_hashes
+    for (size_t k = 0; k < chunk_nodes.size(); ++k) {
+      onnx::NodeProto* node_proto = chunk_nodes[k];
+      nodes_by_name_.PrefetchAhead(node_hashes, k);
+      Node* node = NewNode();
+      AttachProto(node, node_proto);
+      LinkAtEnd(node);
+      ++num_nodes_;
+      if (!node_proto->name().empty()) {
+        const bool inserted = nodes_by_name_.Insert(node, node_hashes[k]).second;
+        ZG_RETURN_IF_NOT(inserted, NodeLabel(*node_proto, node_index),
+                         ": node name used twice; node names must be unique");
+      }
+      node->inputs_.resize(static_cast<size_t>(node_proto->input_size()));
+      node->input_uses_.resize(static_cast<size_t>(node_proto->input_size()));
+      for (int i = 0; i < node_proto->input_size(); ++i) {
+        values_by_name_.PrefetchAhead(value_hashes, next_hash);
+        const uint64_t hash = value_hashes[next_hash++];
+        const std::string& name = node_proto->input(i);
+        if (name.empty()) continue;
+        Value* input = values_by_name_.Find(name, hash);
+        if (input == nullptr) {
+          undefined.push_back({node, node_index, name});
+          continue;
+        }
+        node->inputs_[static_cast<size_t>(i)] = input;
+        AddUse(input, node, i);
+      }
+      node->outputs_.resize(static_cast<size_t>(node_proto->output_size()));
+      for (int i = 0; i < node_proto->output_size(); ++i) {
+        values_by_name_.PrefetchAhead(value_hashes, next_hash);
+        const uint64_t hash = value_hashes[next_hash++];
+        const std::string& name = node_proto->output(i);
+        if (name.empty()) continue;
+        Value* value = NewValue(name);
+        value->producer_ = node;
+        value->producer_output_index_ = i;
+        auto [holder, inserted] = values_by_name_.Insert(value, hash);
+        if (!inserted) {
+          Node* first = holder->producer_;
+          return InvalidArgumentError(StrCat(
+              NodeLabel(*node_proto, node_index), ": output '", name, "' is already defined",
+              first != nullptr ? StrCat(" by node '", first->name(), "' (", first->op_type(), ")")
+                               : std::string(" as a graph input or initializer"),
+              "; SSA allows one definition per name"));
+        }
+        node->outputs_[static_cast<size_t>(i)] = value;
+      }
+      for (const onnx::AttributeProto& attr : node_proto->attribute()) {
+        ZG_RETURN_IF_NOT(attr.type() != onnx::AttributeProto::UNDEFINED,
+                         NodeLabel(*node_proto, node_index), ": attribute '", attr.name(),
+                         "' has no type or an unknown type");
+      }
+      node->LoadAnnotations();
+      ++node_index;
     }
-    node->LoadAnnotations();
-    ++node_index;
   }
   for (const PendingInput& pending : undefined) {
     Value* later = FindValue(pending.name);
@@ -598,13 +703,24 @@ Status Graph::ImportGraph(const ExternalDataResolver& resolve) {
                                        "', which no node, graph input or initializer defines"));
   }
 
-  for (onnx::ValueInfoProto* info : value_infos) {
-    Value* value = FindValue(info->name());
+  // Looked up in bulk: a training graph has an output per updated parameter and state.
+  auto find_all = [&](const std::vector<onnx::ValueInfoProto*>& infos) {
+    std::vector<std::string_view> names;
+    names.reserve(infos.size());
+    for (const onnx::ValueInfoProto* info : infos) names.push_back(info->name());
+    return FindValues(names);
+  };
+  const std::vector<Value*> typed_values = find_all(value_infos);
+  for (size_t i = 0; i < value_infos.size(); ++i) {
+    onnx::ValueInfoProto* info = value_infos[i];
+    Value* value = typed_values[i];
     value_infos_.push_back({info, value});
     if (value != nullptr && value->info_ == nullptr) value->info_ = info;
   }
-  for (onnx::ValueInfoProto* info : outputs) {
-    Value* value = FindValue(info->name());
+  const std::vector<Value*> output_values = find_all(outputs);
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    onnx::ValueInfoProto* info = outputs[i];
+    Value* value = output_values[i];
     ZG_RETURN_IF_NOT(value != nullptr, "graph output '", info->name(),
                      "' is not defined by any node, graph input or initializer");
     if (value->info_ == nullptr) value->info_ = info;

@@ -1,6 +1,12 @@
 #include "zerograph/ir/layout_manifest.h"
 
+#include <algorithm>
+#include <charconv>
 #include <cstdio>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -11,36 +17,125 @@ using Json = nlohmann::ordered_json;
 
 constexpr int64_t kAlignmentBytes = 256;
 
-Json ManifestBody(const LayoutManifest& manifest) {
-  Json buckets = Json::array();
-  for (const LayoutManifest::Bucket& bucket : manifest.buckets) {
-    Json params = Json::array();
-    for (const LayoutManifest::Param& param : bucket.params) {
-      params.push_back({{"name", param.name},
-                        {"shape", param.shape},
-                        {"offset", param.offset},
-                        {"numel", param.numel},
-                        {"padded", param.padded},
-                        {"states", param.states}});
+// Writes the canonical JSON text (what nlohmann's dump() makes of the manifest as an ordered
+// object: keys in the order below, no whitespace) directly. Building the JSON value first costs
+// microseconds per parameter, and a rewritten large graph has hundreds of thousands of them.
+class CanonicalWriter {
+ public:
+  std::string& text() { return text_; }
+
+  void Key(std::string_view key) {
+    Separate();
+    Quoted(key);
+    text_ += ':';
+    first_ = true;  // the value follows without a comma
+  }
+  void Int(int64_t value) {
+    Separate();
+    char digits[24];
+    auto [end, error] = std::to_chars(digits, digits + sizeof(digits), value);
+    text_.append(digits, end);
+  }
+  void String(std::string_view value) {
+    Separate();
+    Quoted(value);
+  }
+  void Open(char bracket) {
+    Separate();
+    text_ += bracket;
+    first_ = true;
+  }
+  void Close(char bracket) {
+    text_ += bracket;
+    first_ = false;
+  }
+  template <typename T, typename Write>
+  void Array(const std::vector<T>& items, Write write) {
+    Open('[');
+    for (const T& item : items) write(item);
+    Close(']');
+  }
+
+ private:
+  // A comma before every value but the first of an object or array, and the one after a key.
+  void Separate() {
+    if (!first_) text_ += ',';
+    first_ = false;
+  }
+
+  // As dump() writes a string: a plain one (printable ASCII, no quote or backslash) as it is;
+  // anything else through nlohmann, which escapes it and refuses invalid UTF-8 as before.
+  void Quoted(std::string_view value) {
+    const bool plain = std::all_of(value.begin(), value.end(), [](char c) {
+      return c >= 0x20 && c <= 0x7e && c != '"' && c != '\\';
+    });
+    if (plain) {
+      text_ += '"';
+      text_ += value;
+      text_ += '"';
+    } else {
+      text_ += Json(std::string(value)).dump();
     }
-    Json state_dtypes = Json::array();
-    for (DataType dtype : bucket.state_dtypes) state_dtypes.push_back(DataTypeName(dtype));
-    buckets.push_back({{"id", bucket.id},
-                       {"dtype", DataTypeName(bucket.dtype)},
-                       {"total", bucket.total},
-                       {"shard_size", bucket.shard_size},
-                       {"optimizer", bucket.optimizer},
-                       {"param_buffer", bucket.param_buffer},
-                       {"state_buffers", bucket.state_buffers},
-                       {"state_dtypes", state_dtypes},
-                       {"params", params}});
   }
-  Json whole = Json::array();
-  for (const LayoutManifest::WholeParam& param : manifest.whole) {
-    whole.push_back({{"name", param.name}, {"reason", param.reason}});
-  }
-  return Json{
-      {"format_version", 1}, {"nranks", manifest.nranks}, {"buckets", buckets}, {"whole", whole}};
+
+  std::string text_;
+  bool first_ = true;
+};
+
+// The canonical JSON without the hash, and the writer positioned to append the hash field.
+void WriteBody(const LayoutManifest& manifest, CanonicalWriter& w) {
+  w.Open('{');
+  w.Key("format_version");
+  w.Int(1);
+  w.Key("nranks");
+  w.Int(manifest.nranks);
+  w.Key("buckets");
+  w.Array(manifest.buckets, [&](const LayoutManifest::Bucket& bucket) {
+    w.Open('{');
+    w.Key("id");
+    w.Int(bucket.id);
+    w.Key("dtype");
+    w.String(DataTypeName(bucket.dtype));
+    w.Key("total");
+    w.Int(bucket.total);
+    w.Key("shard_size");
+    w.Int(bucket.shard_size);
+    w.Key("optimizer");
+    w.String(bucket.optimizer);
+    w.Key("param_buffer");
+    w.String(bucket.param_buffer);
+    w.Key("state_buffers");
+    w.Array(bucket.state_buffers, [&](const std::string& name) { w.String(name); });
+    w.Key("state_dtypes");
+    w.Array(bucket.state_dtypes, [&](DataType dtype) { w.String(DataTypeName(dtype)); });
+    w.Key("params");
+    w.Array(bucket.params, [&](const LayoutManifest::Param& param) {
+      w.Open('{');
+      w.Key("name");
+      w.String(param.name);
+      w.Key("shape");
+      w.Array(param.shape, [&](int64_t dim) { w.Int(dim); });
+      w.Key("offset");
+      w.Int(param.offset);
+      w.Key("numel");
+      w.Int(param.numel);
+      w.Key("padded");
+      w.Int(param.padded);
+      w.Key("states");
+      w.Array(param.states, [&](const std::string& name) { w.String(name); });
+      w.Close('}');
+    });
+    w.Close('}');
+  });
+  w.Key("whole");
+  w.Array(manifest.whole, [&](const LayoutManifest::WholeParam& param) {
+    w.Open('{');
+    w.Key("name");
+    w.String(param.name);
+    w.Key("reason");
+    w.String(param.reason);
+    w.Close('}');
+  });
 }
 
 std::string Fnv1a64(std::string_view text) {
@@ -93,12 +188,21 @@ int64_t PaddedNumel(int64_t numel, DataType dtype, int64_t nranks) {
   return (numel + g - 1) / g * g;
 }
 
-std::string LayoutManifest::Hash() const { return Fnv1a64(ManifestBody(*this).dump()); }
+std::string LayoutManifest::Hash() const {
+  CanonicalWriter writer;
+  WriteBody(*this, writer);
+  writer.text() += '}';
+  return Fnv1a64(writer.text());
+}
 
 std::string LayoutManifest::ToJson() const {
-  Json body = ManifestBody(*this);
-  body["hash"] = Fnv1a64(body.dump());
-  return body.dump();
+  CanonicalWriter writer;
+  WriteBody(*this, writer);
+  const std::string hash = Fnv1a64(writer.text() + '}');
+  writer.Key("hash");
+  writer.String(hash);
+  writer.Close('}');
+  return std::move(writer.text());
 }
 
 StatusOr<LayoutManifest> LayoutManifest::FromJson(std::string_view json) {

@@ -4,10 +4,6 @@
 
 namespace zerograph {
 
-std::string_view Node::name() const { return proto_->name(); }
-std::string_view Node::op_type() const { return proto_->op_type(); }
-std::string_view Node::domain() const { return proto_->domain(); }
-
 void Node::SetRole(OpRole role, bool is_loss) {
   role_bits_ = static_cast<int64_t>(role) | (is_loss ? kLossRoleBit : 0);
   MutableAttribute(kOpRoleAttr, AttributeType::kInt)->set_i(role_bits_);

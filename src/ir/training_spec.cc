@@ -1,10 +1,14 @@
 #include "zerograph/ir/training_spec.h"
 
+#include <algorithm>
 #include <charconv>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
 #include <unordered_set>
+#include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -189,7 +193,91 @@ class StringMapHandler : public nlohmann::json_sax<nlohmann::json> {
   std::unordered_set<std::string> seen_;
 };
 
+// The state binding as exporters write it: one flat JSON object of plain printable-ASCII names,
+// `{"w.new": "w", ...}`. Returns views into `text`, or nullopt for anything else (escapes,
+// other bytes or values, malformed text), which the general reader then parses and reports on.
+// Why: the binding has an entry per parameter and optimizer state, millions in a large model, and
+// the general reader (a SAX parser plus a set of the keys) costs microseconds an entry.
+std::optional<std::vector<std::pair<std::string_view, std::string_view>>> ScanPlainBinding(
+    std::string_view text) {
+  size_t i = 0;
+  auto skip_space = [&] {
+    while (i < text.size() &&
+           (text[i] == ' ' || text[i] == '\t' || text[i] == '\n' || text[i] == '\r')) {
+      ++i;
+    }
+  };
+  auto consume = [&](char c) {
+    skip_space();
+    if (i >= text.size() || text[i] != c) return false;
+    ++i;
+    return true;
+  };
+  auto scan_string = [&](std::string_view& out) {
+    if (!consume('"')) return false;
+    const size_t begin = i;
+    for (; i < text.size() && text[i] != '"'; ++i) {
+      const auto c = static_cast<unsigned char>(text[i]);
+      if (c < 0x20 || c > 0x7e || c == '\\') return false;
+    }
+    if (i >= text.size()) return false;
+    out = text.substr(begin, i - begin);
+    ++i;
+    return true;
+  };
+  std::vector<std::pair<std::string_view, std::string_view>> entries;
+  if (!consume('{')) return std::nullopt;
+  if (!consume('}')) {
+    do {
+      std::string_view new_name, old_name;
+      if (!scan_string(new_name) || !consume(':') || !scan_string(old_name)) return std::nullopt;
+      entries.emplace_back(new_name, old_name);
+    } while (consume(','));
+    if (!consume('}')) return std::nullopt;
+  }
+  skip_space();
+  if (i != text.size()) return std::nullopt;
+  return entries;
+}
+
+// Reads a plain binding (ScanPlainBinding) whose every entry is valid; returns false, changing
+// nothing, otherwise. The names are looked up in bulk, and the checks for a key or an initializer
+// named twice mark value ids (names and values correspond one to one).
+bool ReadPlainStateBinding(const Graph& graph, std::string_view text, TrainingSpec& spec) {
+  std::optional<std::vector<std::pair<std::string_view, std::string_view>>> entries =
+      ScanPlainBinding(text);
+  if (!entries) return false;
+  std::vector<std::string_view> names;
+  names.reserve(2 * entries->size());
+  for (const auto& [new_name, old_name] : *entries) {
+    names.push_back(new_name);
+    names.push_back(old_name);
+  }
+  const std::vector<Value*> values = graph.FindValues(names);
+  std::vector<char> is_new(static_cast<size_t>(graph.value_id_bound()), 0);
+  std::vector<char> is_target(static_cast<size_t>(graph.value_id_bound()), 0);
+  for (size_t k = 0; k < entries->size(); ++k) {
+    const Value* new_value = values[2 * k];
+    const Value* old_value = values[2 * k + 1];
+    if (new_value == nullptr || !new_value->is_graph_output() || old_value == nullptr ||
+        old_value->initializer() == nullptr) {
+      return false;
+    }
+    char& new_seen = is_new[static_cast<size_t>(new_value->id())];
+    char& target_seen = is_target[static_cast<size_t>(old_value->id())];
+    if (new_seen || target_seen) return false;
+    new_seen = target_seen = 1;
+  }
+  spec.state_binding.reserve(entries->size());
+  for (const auto& [new_name, old_name] : *entries) {
+    spec.state_binding.emplace_back(std::string(new_name), std::string(old_name));
+  }
+  return true;
+}
+
 Status ReadStateBinding(const Graph& graph, std::string_view text, TrainingSpec& spec) {
+  if (ReadPlainStateBinding(graph, text, spec)) return Status::Ok();
+  // The general reader: any JSON, and the error that names what is wrong.
   const std::string_view key = kStateBindingKey;
   StringMapHandler handler;
   const bool parsed = nlohmann::json::sax_parse(text.begin(), text.end(), &handler);
@@ -218,6 +306,22 @@ Status ReadStateBinding(const Graph& graph, std::string_view text, TrainingSpec&
 // Names are bytes to ONNX; replacing invalid UTF-8 keeps dump() from throwing.
 std::string Dump(const Json& json) {
   return json.dump(/*indent=*/-1, ' ', /*ensure_ascii=*/false, Json::error_handler_t::replace);
+}
+
+// Appends `text` as a JSON string, as Dump(Json(text)) writes it. A plain name (printable ASCII,
+// no quote or backslash) is copied between quotes, which is what Dump writes for it: the binding
+// has an entry per parameter and state, and building a Json value for each costs far more.
+void AppendJsonString(std::string_view text, std::string& out) {
+  const bool plain = std::all_of(text.begin(), text.end(), [](char c) {
+    return c >= 0x20 && c <= 0x7e && c != '"' && c != '\\';
+  });
+  if (!plain) {
+    out += Dump(Json(std::string(text)));
+    return;
+  }
+  out += '"';
+  out += text;
+  out += '"';
 }
 
 Status ReadNranks(std::string_view text, TrainingSpec& spec) {
@@ -301,9 +405,9 @@ void WriteTrainingSpec(const TrainingSpec& spec, Graph& graph) {
   std::string binding = "{";
   for (const auto& [new_name, old_name] : spec.state_binding) {
     if (binding.size() > 1) binding += ',';
-    binding += Dump(Json(new_name));
+    AppendJsonString(new_name, binding);
     binding += ':';
-    binding += Dump(Json(old_name));
+    AppendJsonString(old_name, binding);
   }
   binding += '}';
   graph.SetMetadata(kStateBindingKey, binding);

@@ -1,12 +1,17 @@
 #include "zerograph/ir/verify.h"
 
 #include <algorithm>
+#include <span>
+#include <string_view>
 #include <vector>
 
 #include "zerograph/ir/graph.h"
 
 namespace zerograph {
 namespace {
+
+// Nodes checked per round of bulk name lookups (see Verify).
+constexpr size_t kVerifyChunk = 1024;
 
 std::string Label(const Node& node) {
   if (node.name().empty()) return StrCat("node #", node.id(), " (", node.op_type(), ")");
@@ -100,53 +105,89 @@ Status Verify(const Graph& graph) {
     defined_values.push_back(value);
     return CheckUsers(*value);
   };
-  auto define_source = [&](const Value* value) -> Status {
-    ZG_RETURN_IF_NOT(graph.FindValue(value->name()) == value, "value '", value->name(),
+  // `found` is graph.FindValue(value->name()).
+  auto define_source = [&](const Value* value, const Value* found) -> Status {
+    ZG_RETURN_IF_NOT(found == value, "value '", value->name(),
                      "' is not the graph's value of that name (erased or renamed)");
     return define(value);
   };
-  for (const Value* value : graph.inputs()) ZG_RETURN_IF_ERROR(define_source(value));
-  for (const Value* value : graph.initializers()) ZG_RETURN_IF_ERROR(define_source(value));
+  // Every name is looked up to check that the graph's name index agrees with the nodes. The
+  // lookups are done in bulk (a chunk of nodes at a time, FindValues / FindNodes), which overlaps
+  // their cache misses: one at a time, they are most of the time Verify takes on a large graph.
+  auto names_of = [](std::span<const Value* const> values) {
+    std::vector<std::string_view> names;
+    names.reserve(values.size());
+    for (const Value* value : values) names.push_back(value->name());
+    return names;
+  };
+  for (const std::vector<Value*>& sources : {graph.inputs(), graph.initializers()}) {
+    const std::vector<Value*> found = graph.FindValues(names_of(sources));
+    for (size_t i = 0; i < sources.size(); ++i) {
+      ZG_RETURN_IF_ERROR(define_source(sources[i], found[i]));
+    }
+  }
 
   size_t count = 0;
   const Node* previous = nullptr;
-  for (const Node* node : graph.nodes()) {
-    ++count;
-    ZG_RETURN_IF_NOT(node->prev() == previous, Label(*node), ": schedule links are inconsistent");
-    ZG_RETURN_IF_NOT(previous == nullptr || previous->IsBefore(*node), Label(*node),
-                     ": order key is not after its predecessor's");
-    previous = node;
-    if (!node->name().empty()) {
-      ZG_RETURN_IF_NOT(graph.FindNode(node->name()) == node, Label(*node),
-                       ": another node has the same name");
-    }
-    for (size_t i = 0; i < node->num_inputs(); ++i) {
-      const Value* input = node->input(i);
-      if (input == nullptr) continue;
-      if (!defined[static_cast<size_t>(input->id())]) {
-        if (input->producer() == nullptr) {
-          // A source that is neither a graph input nor an initializer: a sparse initializer.
-          ZG_RETURN_IF_ERROR(define_source(input));
-        } else {
-          return InvalidArgumentError(StrCat(Label(*node), " reads '", input->name(), "' before ",
-                                             Label(*input->producer()),
-                                             " defines it (not in topological order)"));
-        }
+  std::vector<const Node*> chunk;
+  std::vector<std::string_view> node_names, output_names;
+  auto check_chunk = [&]() -> Status {
+    node_names.clear();
+    output_names.clear();
+    for (const Node* node : chunk) {
+      node_names.push_back(node->name());
+      for (const Value* output : node->outputs()) {
+        if (output != nullptr) output_names.push_back(output->name());
       }
-      ++edges[static_cast<size_t>(input->id())];
     }
-    for (size_t i = 0; i < node->num_outputs(); ++i) {
-      const Value* output = node->output(i);
-      if (output == nullptr) continue;
-      ZG_RETURN_IF_NOT(
-          output->producer() == node && output->producer_output_index() == static_cast<int>(i),
-          Label(*node), ": output ", i, " '", output->name(), "' names another producer");
-      ZG_RETURN_IF_NOT(graph.FindValue(output->name()) == output, Label(*node), ": output '",
-                       output->name(), "' is defined more than once");
-      ZG_RETURN_IF_ERROR(define(output));
+    const std::vector<Node*> found_nodes = graph.FindNodes(node_names);
+    const std::vector<Value*> found_outputs = graph.FindValues(output_names);
+    size_t next_output = 0;  // in found_outputs
+    for (size_t k = 0; k < chunk.size(); ++k) {
+      const Node* node = chunk[k];
+      ++count;
+      ZG_RETURN_IF_NOT(node->prev() == previous, Label(*node), ": schedule links are inconsistent");
+      ZG_RETURN_IF_NOT(previous == nullptr || previous->IsBefore(*node), Label(*node),
+                       ": order key is not after its predecessor's");
+      previous = node;
+      if (!node->name().empty()) {
+        ZG_RETURN_IF_NOT(found_nodes[k] == node, Label(*node), ": another node has the same name");
+      }
+      for (size_t i = 0; i < node->num_inputs(); ++i) {
+        const Value* input = node->input(i);
+        if (input == nullptr) continue;
+        if (!defined[static_cast<size_t>(input->id())]) {
+          if (input->producer() == nullptr) {
+            // A source that is neither a graph input nor an initializer: a sparse initializer.
+            ZG_RETURN_IF_ERROR(define_source(input, graph.FindValue(input->name())));
+          } else {
+            return InvalidArgumentError(StrCat(Label(*node), " reads '", input->name(), "' before ",
+                                               Label(*input->producer()),
+                                               " defines it (not in topological order)"));
+          }
+        }
+        ++edges[static_cast<size_t>(input->id())];
+      }
+      for (size_t i = 0; i < node->num_outputs(); ++i) {
+        const Value* output = node->output(i);
+        if (output == nullptr) continue;
+        ZG_RETURN_IF_NOT(
+            output->producer() == node && output->producer_output_index() == static_cast<int>(i),
+            Label(*node), ": output ", i, " '", output->name(), "' names another producer");
+        ZG_RETURN_IF_NOT(found_outputs[next_output++] == output, Label(*node), ": output '",
+                         output->name(), "' is defined more than once");
+        ZG_RETURN_IF_ERROR(define(output));
+      }
+      if (node->domain() == kZerographDomain) ZG_RETURN_IF_ERROR(CheckZerographOp(*node));
     }
-    if (node->domain() == kZerographDomain) ZG_RETURN_IF_ERROR(CheckZerographOp(*node));
+    chunk.clear();
+    return Status::Ok();
+  };
+  for (const Node* node : graph.nodes()) {
+    chunk.push_back(node);
+    if (chunk.size() == kVerifyChunk) ZG_RETURN_IF_ERROR(check_chunk());
   }
+  ZG_RETURN_IF_ERROR(check_chunk());
   ZG_RETURN_IF_NOT(previous == graph.last_node(), "the schedule's last node is inconsistent");
   ZG_RETURN_IF_NOT(count == graph.num_nodes(), "the schedule holds ", count,
                    " nodes, but the graph counts ", graph.num_nodes());
@@ -156,10 +197,12 @@ Status Verify(const Graph& graph) {
         "value '", value->name(), "' lists ", value->users().size(), " uses, but nodes read it ",
         edges[static_cast<size_t>(value->id())], " times");
   }
-  for (const Value* output : graph.outputs()) {
+  const std::vector<Value*> found_outputs = graph.FindValues(names_of(graph.outputs()));
+  for (size_t i = 0; i < graph.outputs().size(); ++i) {
+    const Value* output = graph.outputs()[i];
     ZG_RETURN_IF_NOT(defined[static_cast<size_t>(output->id())] || output->producer() == nullptr,
                      "graph output '", output->name(), "' is not defined");
-    ZG_RETURN_IF_NOT(graph.FindValue(output->name()) == output, "graph output '", output->name(),
+    ZG_RETURN_IF_NOT(found_outputs[i] == output, "graph output '", output->name(),
                      "' refers to an erased value");
   }
   return Status::Ok();

@@ -34,6 +34,9 @@ namespace fs = std::filesystem;
 constexpr int64_t kWrittenIrVersion = 8;
 // External tensors start on page boundaries so that readers can map them directly.
 constexpr uint64_t kDataAlignment = 4096;
+// Bytes written to the model file at a time: protobuf's default (8 KiB) costs a system call per
+// 8 KiB, tens of thousands for a large graph.
+constexpr int kWriteBlockBytes = 1 << 20;
 
 Status IoError(std::string_view what, int error) {
   std::string message = StrCat(what, ": ", std::strerror(error));
@@ -199,7 +202,7 @@ Status WriteModel(const onnx::ModelProto& model, const TempFile& file) {
   const size_t size = model.ByteSizeLong();
   ZG_RETURN_IF_NOT(size <= INT_MAX, "the model would be ", size,
                    " bytes, over protobuf's 2 GiB limit; keep large initializers in external data");
-  google::protobuf::io::FileOutputStream stream(file.fd());
+  google::protobuf::io::FileOutputStream stream(file.fd(), kWriteBlockBytes);
   bool written;
   {
     google::protobuf::io::CodedOutputStream coded(&stream);

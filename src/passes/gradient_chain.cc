@@ -17,7 +17,15 @@ bool IsStepConstant(const Value& value) {
   return value.producer() != nullptr && value.producer()->Is("", "Constant");
 }
 
-GradientChain FindGradientChain(const Value& gradient) {
+bool StepConstantCache::IsStepConstant(const Value& value) {
+  // Only initializers cost a scan of their users.
+  if (value.initializer() == nullptr) return zerograph::IsStepConstant(value);
+  auto [it, inserted] = known_.try_emplace(&value, false);
+  if (inserted) it->second = zerograph::IsStepConstant(value);
+  return it->second;
+}
+
+GradientChain FindGradientChain(const Value& gradient, StepConstantCache* cache) {
   GradientChain result;
   Node* node = gradient.producer();
   while (node != nullptr) {
@@ -28,7 +36,8 @@ GradientChain FindGradientChain(const Value& gradient) {
     const Value* dynamic = nullptr;
     int dynamic_inputs = 0;
     for (const Value* input : node->inputs()) {
-      if (input == nullptr || IsStepConstant(*input)) continue;
+      if (input == nullptr) continue;
+      if (cache != nullptr ? cache->IsStepConstant(*input) : IsStepConstant(*input)) continue;
       dynamic = input;
       ++dynamic_inputs;
     }

@@ -62,8 +62,9 @@ StatusOr<bool> OverlapPass::RunImpl(Graph& graph) {
   int64_t declined = 0;
   std::string declines;
   // Moves the gradient's chain right after its backward op; returns where the gradient is ready.
+  StepConstantCache step_constants;  // moving nodes changes no value's users
   auto make_ready_early = [&](Value* gradient) -> Node* {
-    GradientChain found = FindGradientChain(*gradient);
+    GradientChain found = FindGradientChain(*gradient, &step_constants);
     if (found.backward_op == nullptr) {
       ++declined;
       declines += StrCat("    gradient '", gradient->name(), "' stays: ", found.stop_reason, "\n");

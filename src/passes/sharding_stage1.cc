@@ -47,9 +47,12 @@ std::string CombineKey(const Candidate& c) {
     const Value* scalar = c.optimizer->input(static_cast<size_t>(i));
     key += StrCat("|", scalar == nullptr ? std::string_view() : scalar->name());
   }
-  for (std::string_view name : c.optimizer->AttributeNames()) {
-    if (name.starts_with("__")) continue;
-    key += StrCat("|", c.optimizer->FindAttribute(name)->SerializeAsString());
+  // Straight over the attribute messages: AttributeNames + FindAttribute would search the list
+  // once per attribute, for every parameter.
+  for (const onnx::AttributeProto& attr : c.optimizer->proto().attribute()) {
+    if (attr.name().starts_with("__")) continue;
+    key += '|';
+    key += attr.SerializeAsString();
   }
   return key;
 }
@@ -98,11 +101,12 @@ TensorType Flat(DataType dtype, int64_t numel) {
 }
 
 // Concatenates the tensors' bytes at their element offsets in a zeroed buffer of `total` elements:
-// the padding is zero (the seed leaves it uninitialised).
-StatusOr<std::vector<std::byte>> FuseBytes(const std::vector<const Value*>& tensors,
-                                           const std::vector<int64_t>& offsets, int64_t total,
-                                           size_t element_size) {
-  std::vector<std::byte> fused(static_cast<size_t>(total) * element_size, std::byte{0});
+// the padding is zero (the seed leaves it uninitialised). A string, which the new initializer takes
+// over without a copy.
+StatusOr<std::string> FuseBytes(const std::vector<const Value*>& tensors,
+                                const std::vector<int64_t>& offsets, int64_t total,
+                                size_t element_size) {
+  std::string fused(static_cast<size_t>(total) * element_size, '\0');
   for (size_t i = 0; i < tensors.size(); ++i) {
     ZG_ASSIGN_OR_RETURN(std::span<const std::byte> bytes, tensors[i]->initializer()->Bytes());
     std::memcpy(fused.data() + static_cast<size_t>(offsets[i]) * element_size, bytes.data(),
@@ -141,7 +145,12 @@ class ShardingRewriter {
                        "the graph is already rewritten: node '", node->name(), "' is a ",
                        node->op_type());
     }
+    std::vector<std::string_view> new_names;
+    new_names.reserve(spec_.state_binding.size());
+    for (const auto& [new_value, old_value] : spec_.state_binding) new_names.push_back(new_value);
+    binding_new_values_ = graph_.FindValues(new_names);
     ZG_RETURN_IF_ERROR(CollectCandidates());
+    is_sharded_.assign(candidates_.size(), 0);
     layout_ = LayoutManifest();
     layout_.nranks = options_.nranks;
     std::vector<std::vector<size_t>> buckets = FormBuckets();
@@ -165,8 +174,10 @@ class ShardingRewriter {
 
  private:
   Status CollectCandidates() {
-    std::unordered_map<const Value*, const Node*> optimizer_of_grad;
-    std::unordered_map<const Value*, const Node*> optimizer_of_param;
+    StepConstantCache step_constants;  // nothing is edited while collecting
+    // By value id: the optimizer node that reads it as a gradient / updates it as a parameter.
+    std::vector<const Node*> optimizer_of_grad(static_cast<size_t>(graph_.value_id_bound()));
+    std::vector<const Node*> optimizer_of_param(static_cast<size_t>(graph_.value_id_bound()));
     for (Node* node : graph_.nodes()) {
       std::optional<OptimizerSignature> signature = FindOptimizerSignature(*node);
       if (!signature) {
@@ -176,16 +187,18 @@ class ShardingRewriter {
       }
       ZG_ASSIGN_OR_RETURN(std::vector<OptimizerSlot> slots, OptimizerSlots(*node, *signature));
       for (OptimizerSlot& slot : slots) {
-        auto [grad_it, new_grad] = optimizer_of_grad.emplace(slot.grad, node);
-        ZG_RETURN_IF_NOT(new_grad, "gradient '", slot.grad->name(),
-                         "' feeds two optimizer updates ('", grad_it->second->name(), "' and '",
+        const Node*& grad_reader = optimizer_of_grad[static_cast<size_t>(slot.grad->id())];
+        ZG_RETURN_IF_NOT(grad_reader == nullptr, "gradient '", slot.grad->name(),
+                         "' feeds two optimizer updates ('", grad_reader->name(), "' and '",
                          node->name(), "'); each gradient must update exactly one parameter");
-        auto [param_it, new_param] = optimizer_of_param.emplace(slot.param, node);
-        ZG_RETURN_IF_NOT(new_param, "parameter '", slot.param->name(),
-                         "' is updated by two optimizer nodes ('", param_it->second->name(),
-                         "' and '", node->name(), "')");
+        grad_reader = node;
+        const Node*& updater = optimizer_of_param[static_cast<size_t>(slot.param->id())];
+        ZG_RETURN_IF_NOT(updater == nullptr, "parameter '", slot.param->name(),
+                         "' is updated by two optimizer nodes ('", updater->name(), "' and '",
+                         node->name(), "')");
+        updater = node;
         Candidate candidate{std::move(slot), node, *signature, nullptr, {}, {}};
-        GradientChain chain = FindGradientChain(*candidate.slot.grad);
+        GradientChain chain = FindGradientChain(*candidate.slot.grad, &step_constants);
         candidate.ready =
             chain.backward_op != nullptr ? chain.backward_op : candidate.slot.grad->producer();
         candidate.whole_reason = WholeReason(candidate);
@@ -197,12 +210,19 @@ class ShardingRewriter {
   }
 
   // True when one of the node's outputs replaces state after the step.
-  bool UpdatesState(const Node& node) const {
+  bool UpdatesState(const Node& node) {
+    if (is_bound_new_value_.empty()) {
+      // Marked by id on first need: a graph whose gradient post-processing has the optimizer
+      // role asks this for every parameter.
+      is_bound_new_value_.assign(static_cast<size_t>(graph_.value_id_bound()), 0);
+      for (const Value* value : binding_new_values_) {
+        if (value != nullptr) is_bound_new_value_[static_cast<size_t>(value->id())] = 1;
+      }
+    }
     for (const Value* output : node.outputs()) {
       if (output == nullptr) continue;
-      for (const auto& [new_value, old_value] : spec_.state_binding) {
-        if (new_value == output->name()) return true;
-      }
+      const auto id = static_cast<size_t>(output->id());
+      if (id < is_bound_new_value_.size() && is_bound_new_value_[id]) return true;
     }
     return false;
   }
@@ -274,10 +294,10 @@ class ShardingRewriter {
     bucket.shard_size = bucket.total / n;
 
     // Fused parameter and state buffers replace the per-parameter initializers.
-    ZG_ASSIGN_OR_RETURN(std::vector<std::byte> fused_bytes,
+    ZG_ASSIGN_OR_RETURN(std::string fused_bytes,
                         FuseBytes(params, offsets, bucket.total, ElementSize(dtype)));
-    Value* fused =
-        graph_.AddInitializer(prefix, dtype, std::vector<int64_t>{bucket.total}, fused_bytes);
+    Value* fused = graph_.AddInitializer(prefix, dtype, std::vector<int64_t>{bucket.total},
+                                         std::move(fused_bytes));
     bucket.param_buffer = std::string(fused->name());
     std::vector<Value*> fused_states;
     for (int s = 0; s < lead.signature.num_states; ++s) {
@@ -285,10 +305,10 @@ class ShardingRewriter {
       for (size_t member : members)
         states.push_back(candidates_[member].slot.states[static_cast<size_t>(s)]);
       const DataType state_dtype = states.front()->initializer()->dtype();
-      ZG_ASSIGN_OR_RETURN(std::vector<std::byte> bytes,
+      ZG_ASSIGN_OR_RETURN(std::string bytes,
                           FuseBytes(states, offsets, bucket.total, ElementSize(state_dtype)));
       Value* state = graph_.AddInitializer(StrCat(prefix, ".state", s), state_dtype,
-                                           std::vector<int64_t>{bucket.total}, bytes);
+                                           std::vector<int64_t>{bucket.total}, std::move(bytes));
       fused_states.push_back(state);
       bucket.state_buffers.emplace_back(state->name());
       bucket.state_dtypes.push_back(state_dtype);
@@ -402,7 +422,7 @@ class ShardingRewriter {
         graph_.SetValueType(view, *param_views->output(i)->type());
       renames_.emplace_back(view, std::string(c.slot.new_param->name()));
       graph_.ReplaceAllUsesWith(c.slot.new_param, view);
-      sharded_.insert(members[i]);
+      is_sharded_[members[i]] = 1;
     }
     layout_.buckets.push_back(std::move(bucket));
     return Status::Ok();
@@ -440,29 +460,31 @@ class ShardingRewriter {
   // Removes sharded parameters from their original optimizer nodes: a node left with no parameter
   // is erased, one with some left is rebuilt over those.
   Status RetireOptimizers() {
-    std::vector<Node*> optimizers;
-    std::unordered_map<const Node*, std::vector<size_t>> slots_of;
+    std::vector<char> retired_state(static_cast<size_t>(graph_.value_id_bound()), 0);
     for (size_t i = 0; i < candidates_.size(); ++i) {
-      Node* node = candidates_[i].optimizer;
-      if (slots_of.find(node) == slots_of.end()) optimizers.push_back(node);
-      slots_of[node].push_back(i);
-    }
-    std::unordered_set<const Value*> retired_states;
-    for (size_t i : sharded_) {
-      for (const Value* state : candidates_[i].slot.new_states) retired_states.insert(state);
-    }
-    graph_.EraseOutputsIf([&](const Value* v) { return retired_states.count(v) > 0; });
-    for (Node* node : optimizers) {
-      std::vector<size_t> kept;
-      for (size_t i : slots_of[node]) {
-        if (sharded_.count(i) == 0) kept.push_back(i);
+      if (!is_sharded_[i]) continue;
+      for (const Value* state : candidates_[i].slot.new_states) {
+        retired_state[static_cast<size_t>(state->id())] = 1;
       }
-      if (kept.size() == slots_of[node].size()) continue;
+    }
+    graph_.EraseOutputsIf([&](const Value* v) {
+      const auto id = static_cast<size_t>(v->id());
+      return id < retired_state.size() && retired_state[id];
+    });
+    // Candidates were collected node by node: each optimizer's slots are one run of them.
+    for (size_t begin = 0, end = 0; begin < candidates_.size(); begin = end) {
+      Node* node = candidates_[begin].optimizer;
+      while (end < candidates_.size() && candidates_[end].optimizer == node) ++end;
+      std::vector<size_t> kept;
+      for (size_t i = begin; i < end; ++i) {
+        if (!is_sharded_[i]) kept.push_back(i);
+      }
+      if (kept.size() == end - begin) continue;
       std::vector<std::pair<Value*, std::string>> kept_outputs;
       if (!kept.empty()) ZG_RETURN_IF_ERROR(RebuildOptimizer(*node, kept, kept_outputs));
       std::vector<Value*> states;
-      for (size_t i : slots_of[node]) {
-        if (sharded_.count(i) == 0) continue;
+      for (size_t i = begin; i < end; ++i) {
+        if (!is_sharded_[i]) continue;
         for (Value* state : candidates_[i].slot.states) states.push_back(state);
       }
       ZG_RETURN_IF_ERROR(graph_.EraseNode(node));
@@ -535,8 +557,10 @@ class ShardingRewriter {
         layout_.whole.push_back({std::string(c.slot.param->name()), c.whole_reason});
       }
     }
+    if (unknown_updates_.empty()) return;
     std::unordered_set<std::string_view> bound;
     for (const auto& [new_value, old_value] : spec_.state_binding) bound.insert(old_value);
+    StepConstantCache step_constants;  // AllReduce reads gradients only: no optimizer changes
     for (Node* node : unknown_updates_) {
       for (size_t i = 0; i < node->num_inputs(); ++i) {
         Value* input = node->input(i);
@@ -548,20 +572,29 @@ class ShardingRewriter {
           }
           continue;
         }
-        if (FindGradientChain(*input).backward_op != nullptr) AllReduce(input, *node, i);
+        if (FindGradientChain(*input, &step_constants).backward_op != nullptr) {
+          AllReduce(input, *node, i);
+        }
       }
     }
   }
 
   void UpdateMetadata() {
-    std::unordered_set<std::string> dropped;
-    for (size_t i : sharded_) {
-      dropped.insert(std::string(candidates_[i].slot.new_param->name()));
-      for (const Value* state : candidates_[i].slot.new_states) dropped.emplace(state->name());
+    // Entries whose new value a sharded update no longer makes are dropped; values are compared,
+    // as resolved before the rewrite renamed anything.
+    std::vector<char> dropped(static_cast<size_t>(graph_.value_id_bound()), 0);
+    for (size_t i = 0; i < candidates_.size(); ++i) {
+      if (!is_sharded_[i]) continue;
+      dropped[static_cast<size_t>(candidates_[i].slot.new_param->id())] = 1;
+      for (const Value* state : candidates_[i].slot.new_states) {
+        dropped[static_cast<size_t>(state->id())] = 1;
+      }
     }
     std::vector<std::pair<std::string, std::string>> binding;
-    for (auto& entry : spec_.state_binding) {
-      if (dropped.count(entry.first) == 0) binding.push_back(entry);
+    for (size_t k = 0; k < spec_.state_binding.size(); ++k) {
+      const Value* new_value = binding_new_values_[k];
+      if (new_value != nullptr && dropped[static_cast<size_t>(new_value->id())]) continue;
+      binding.push_back(std::move(spec_.state_binding[k]));
     }
     binding.insert(binding.end(), binding_.begin(), binding_.end());
     spec_.state_binding = std::move(binding);
@@ -600,9 +633,14 @@ class ShardingRewriter {
   TrainingSpec spec_;
   std::vector<Candidate> candidates_;
   std::vector<Node*> unknown_updates_;
+  // By value id: whether the state binding names the value as new (see UpdatesState).
+  std::vector<char> is_bound_new_value_;
   // Communication goes before the first update that is sharded (seed: after backward).
   Node* first_sharded_update_ = nullptr;
-  std::unordered_set<size_t> sharded_;
+  // By candidate: whether its parameter went into a bucket.
+  std::vector<char> is_sharded_;
+  // spec_.state_binding's new values, resolved before any edit (null where a name is unknown).
+  std::vector<Value*> binding_new_values_;
   std::vector<std::pair<Value*, std::string>> renames_;
   std::vector<std::pair<std::string, std::string>> binding_;
   int64_t padding_bytes_ = 0;

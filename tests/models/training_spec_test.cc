@@ -87,6 +87,29 @@ TEST(TrainingSpecTest, ReadsGoodMetadata) {
   EXPECT_FALSE(s.layout.has_value());
 }
 
+// A binding spelled with spaces, newlines or JSON escapes reads as the compact one does (plain
+// printable names take a fast path, anything else the general JSON reader).
+TEST(TrainingSpecTest, BindingSpellingsReadAlike) {
+  const std::vector<std::pair<std::string, std::string>> expected = {{"w.new", "w"}};
+  for (const char* text :
+       {R"({"w.new":"w"})", "{\n  \"w.new\" :\t\"w\"\n}\n", R"({"w\u002enew": "\u0077"})"}) {
+    std::unique_ptr<Graph> graph = MakeGraph();
+    SetGoodMetadata(*graph);
+    graph->SetMetadata("zerograph.state_binding", text);
+    StatusOr<std::optional<TrainingSpec>> spec = ReadTrainingSpec(*graph);
+    ASSERT_TRUE(spec.ok()) << text << ": " << spec.status().ToString();
+    EXPECT_EQ((*spec)->state_binding, expected) << text;
+  }
+  for (const char* text : {"{}", " { }\n"}) {
+    std::unique_ptr<Graph> graph = MakeGraph();
+    SetGoodMetadata(*graph);
+    graph->SetMetadata("zerograph.state_binding", text);
+    StatusOr<std::optional<TrainingSpec>> spec = ReadTrainingSpec(*graph);
+    ASSERT_TRUE(spec.ok()) << text << ": " << spec.status().ToString();
+    EXPECT_TRUE((*spec)->state_binding.empty()) << text;
+  }
+}
+
 // What WriteTrainingSpec writes, ReadTrainingSpec reads back unchanged.
 TEST(TrainingSpecTest, WriteThenReadRoundTrips) {
   std::unique_ptr<Graph> graph = MakeGraph();

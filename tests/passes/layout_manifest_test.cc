@@ -2,6 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
 namespace zerograph {
 namespace {
 
@@ -44,6 +49,73 @@ TEST(LayoutManifestTest, JsonRoundTrip) {
   LayoutManifest other = manifest;
   other.buckets[0].params[1].name = "w2";
   EXPECT_NE(other.Hash(), manifest.Hash());
+}
+
+// The manifest as nlohmann's ordered_json dumps it: the canonical form that ToJson writes directly.
+nlohmann::ordered_json NlohmannBody(const LayoutManifest& manifest) {
+  using Json = nlohmann::ordered_json;
+  Json buckets = Json::array();
+  for (const LayoutManifest::Bucket& bucket : manifest.buckets) {
+    Json params = Json::array();
+    for (const LayoutManifest::Param& param : bucket.params) {
+      params.push_back({{"name", param.name},
+                        {"shape", param.shape},
+                        {"offset", param.offset},
+                        {"numel", param.numel},
+                        {"padded", param.padded},
+                        {"states", param.states}});
+    }
+    Json state_dtypes = Json::array();
+    for (DataType dtype : bucket.state_dtypes) state_dtypes.push_back(DataTypeName(dtype));
+    buckets.push_back({{"id", bucket.id},
+                       {"dtype", DataTypeName(bucket.dtype)},
+                       {"total", bucket.total},
+                       {"shard_size", bucket.shard_size},
+                       {"optimizer", bucket.optimizer},
+                       {"param_buffer", bucket.param_buffer},
+                       {"state_buffers", bucket.state_buffers},
+                       {"state_dtypes", state_dtypes},
+                       {"params", params}});
+  }
+  Json whole = Json::array();
+  for (const LayoutManifest::WholeParam& param : manifest.whole) {
+    whole.push_back({{"name", param.name}, {"reason", param.reason}});
+  }
+  return Json{
+      {"format_version", 1}, {"nranks", manifest.nranks}, {"buckets", buckets}, {"whole", whole}};
+}
+
+std::string Fnv1a64(const std::string& text) {
+  uint64_t hash = 0xcbf29ce484222325ULL;
+  for (unsigned char c : text) {
+    hash ^= c;
+    hash *= 0x100000001b3ULL;
+  }
+  char hex[17];
+  std::snprintf(hex, sizeof(hex), "%016llx", static_cast<unsigned long long>(hash));
+  return std::string("fnv1a64:") + hex;
+}
+
+// ToJson and Hash write exactly what dumping the manifest through nlohmann's ordered_json does
+// (the format and hashes of earlier builds), names to escape and non-ASCII names included, with
+// empty lists and more than one bucket.
+TEST(LayoutManifestTest, CanonicalJsonIsNlohmannDump) {
+  LayoutManifest manifest = SeedExample();
+  manifest.buckets[0].params[0].name = "w\"0\\\n\t\x01 caf\xc3\xa9";
+  LayoutManifest::Bucket second = manifest.buckets[0];
+  second.id = 1;
+  second.state_buffers.clear();
+  second.state_dtypes.clear();
+  second.params[1].shape.clear();
+  second.params[1].states.clear();
+  manifest.buckets.push_back(second);
+  manifest.whole.push_back({"tab\tname", "reason with \"quotes\""});
+  for (const LayoutManifest& m : {manifest, LayoutManifest()}) {
+    nlohmann::ordered_json body = NlohmannBody(m);
+    EXPECT_EQ(m.Hash(), Fnv1a64(body.dump()));
+    body["hash"] = Fnv1a64(body.dump());
+    EXPECT_EQ(m.ToJson(), body.dump());
+  }
 }
 
 // A hand-edited manifest whose hash no longer matches is refused.

@@ -17,12 +17,14 @@
 #include <vector>
 
 #include "zerograph/core/status.h"
+#include "zerograph/ir/name_index.h"
 #include "zerograph/ir/node.h"
 #include "zerograph/ir/tensor.h"
 #include "zerograph/ir/value.h"
 
 namespace onnx {
 class ModelProto;
+class NodeProto;
 class TensorProto;
 class ValueInfoProto;
 }  // namespace onnx
@@ -92,6 +94,10 @@ class Graph {
   Value* FindValue(std::string_view name) const;
   // The node called `name`, or null (unnamed nodes are not found).
   Node* FindNode(std::string_view name) const;
+  // FindValue / FindNode of each name, in order. Much faster than a call per name for many names
+  // (a training spec names every parameter and state): the lookups' cache misses overlap.
+  std::vector<Value*> FindValues(std::span<const std::string_view> names) const;
+  std::vector<Node*> FindNodes(std::span<const std::string_view> names) const;
 
   const std::vector<Value*>& inputs() const { return inputs_; }
   const std::vector<Value*>& outputs() const { return outputs_; }
@@ -104,6 +110,10 @@ class Graph {
   // Adds an initializer holding a copy of `bytes` (ONNX raw layout). `name` must be unused.
   Value* AddInitializer(std::string_view name, DataType dtype, std::span<const int64_t> dims,
                         std::span<const std::byte> bytes);
+  // The same, taking over `raw_bytes` (ONNX raw layout) without a copy: a pass that builds large
+  // fused buffers need not write them twice.
+  Value* AddInitializer(std::string_view name, DataType dtype, std::span<const int64_t> dims,
+                        std::string&& raw_bytes);
   void AddOutput(Value* value);
   // Makes graph output `index` read `value` instead.
   void SetOutput(size_t index, Value* value);
@@ -192,6 +202,8 @@ class Graph {
   friend class Node;
   Value* NewValue(std::string_view name);
   Node* NewNode();
+  // Gives `node` its message, whose name, op type and domain it then reads without a lookup.
+  static void AttachProto(Node* node, onnx::NodeProto* proto);
   void LinkAtEnd(Node* node);
   void LinkBefore(Node* node, Node* anchor);
   void Unlink(Node* node);
@@ -199,6 +211,10 @@ class Graph {
   void AssignOrder(Node* node);
   void AddUse(Value* value, Node* node, int index);
   void RemoveUse(Value* value, Node* node, int index);
+  // The positions of `value` among the graph outputs; O(1) for a value listed once.
+  std::vector<size_t> OutputIndices(const Value* value);
+  // Records that outputs_[index] is `value` in output_index_, once that is built.
+  void NoteOutput(const Value* value, size_t index);
   Status ImportGraph(const ExternalDataResolver& resolve);
 
   // A value_info entry and the value it describes (null when it names no value of the graph: such
@@ -209,14 +225,14 @@ class Graph {
   };
 
   std::unique_ptr<ProtoStore> store_;
-  // Nodes, values, their edge lists and the name maps grow in one region freed with the graph:
+  // Nodes, values and their edge lists grow in one region freed with the graph:
   // a million-node graph is then a few large allocations, not millions of small ones.
   std::pmr::monotonic_buffer_resource memory_;
   std::pmr::deque<Node> node_pool_{&memory_};
   std::pmr::deque<Value> value_pool_{&memory_};
   std::deque<Tensor> tensor_pool_;
-  std::pmr::unordered_map<std::string_view, Value*> values_by_name_{&memory_};
-  std::pmr::unordered_map<std::string_view, Node*> nodes_by_name_{&memory_};
+  NameIndex<Value> values_by_name_;
+  NameIndex<Node> nodes_by_name_;
   std::vector<Value*> inputs_;
   std::vector<onnx::ValueInfoProto*> input_infos_;
   std::vector<Value*> outputs_;
@@ -225,6 +241,11 @@ class Graph {
   std::vector<Value*> initializers_;
   // value_info entries in file order, then in the order passes typed values.
   std::vector<TypedValue> value_infos_;
+  // output_index_[value id] = a position of the value in outputs_, or -1. Built on first need and
+  // kept up to date by the edits of the outputs; checked before use, rebuilt when stale. A
+  // training graph has an output per parameter and state, and a pass replacing or renaming each
+  // of them must not scan the outputs every time.
+  std::vector<int64_t> output_index_;
   // Last suffix tried per base name by UniqueValueName / UniqueNodeName.
   mutable std::unordered_map<std::string, int64_t> name_counters_;
   Node* first_ = nullptr;

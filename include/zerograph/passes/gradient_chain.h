@@ -2,6 +2,7 @@
 #define ZEROGRAPH_PASSES_GRADIENT_CHAIN_H_
 
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace zerograph {
@@ -24,12 +25,24 @@ struct GradientChain {
   std::string stop_reason;
 };
 
-// Walks up from `gradient`'s producer.
-GradientChain FindGradientChain(const Value& gradient);
-
 // True for inputs that are ready before the step starts: initializers that no optimizer reads and
-// outputs of `Constant` nodes.
+// outputs of `Constant` nodes. O(users of the value).
 bool IsStepConstant(const Value& value);
+
+// IsStepConstant, remembered per initializer. A constant that every gradient's chain reads (the
+// unscale factor of mixed-precision training) has a user per parameter: checking its users again
+// for every chain would make a pass quadratic in the parameters. Valid while no edit changes
+// which optimizers read which initializers.
+class StepConstantCache {
+ public:
+  bool IsStepConstant(const Value& value);
+
+ private:
+  std::unordered_map<const Value*, bool> known_;
+};
+
+// Walks up from `gradient`'s producer. A pass that walks many chains passes one `cache` to all.
+GradientChain FindGradientChain(const Value& gradient, StepConstantCache* cache = nullptr);
 
 }  // namespace zerograph
 

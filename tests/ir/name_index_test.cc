@@ -1,0 +1,95 @@
+#include "zerograph/ir/name_index.h"
+
+#include <gtest/gtest.h>
+
+#include <deque>
+#include <random>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "zerograph/core/str_cat.h"
+
+namespace zerograph {
+namespace {
+
+struct Item {
+  std::string text;
+  std::string_view name() const { return text; }
+};
+
+// Find, Insert and Erase agree with std::unordered_map over a long random sequence, growth and
+// backward-shift deletion included.
+TEST(NameIndexTest, AgreesWithUnorderedMap) {
+  std::deque<Item> items;
+  for (int i = 0; i < 5000; ++i) items.push_back({StrCat("value.", i)});
+  NameIndex<Item> index;
+  std::unordered_map<std::string_view, Item*> reference;
+  std::mt19937 random(7);
+  for (int step = 0; step < 60000; ++step) {
+    Item& item = items[random() % items.size()];
+    switch (random() % 3) {
+      case 0: {
+        auto [holder, inserted] = index.Insert(&item);
+        auto [it, expected] = reference.emplace(item.name(), &item);
+        ASSERT_EQ(inserted, expected);
+        ASSERT_EQ(holder, it->second);
+        break;
+      }
+      case 1:
+        ASSERT_EQ(index.Erase(item.name()), reference.erase(item.name()) > 0);
+        break;
+      default: {
+        auto it = reference.find(item.name());
+        ASSERT_EQ(index.Find(item.name()), it == reference.end() ? nullptr : it->second);
+      }
+    }
+    ASSERT_EQ(index.size(), reference.size());
+  }
+}
+
+// A second item of the same name is refused and the first one kept.
+TEST(NameIndexTest, InsertKeepsTheFirstItemOfAName) {
+  Item first{"x"}, second{"x"};
+  NameIndex<Item> index;
+  EXPECT_TRUE(index.Insert(&first).second);
+  auto [holder, inserted] = index.Insert(&second);
+  EXPECT_FALSE(inserted);
+  EXPECT_EQ(holder, &first);
+  EXPECT_EQ(index.Find("x"), &first);
+  EXPECT_EQ(index.Find("y"), nullptr);
+}
+
+// FindMany answers as Find does, across chunk boundaries, for present and absent names.
+TEST(NameIndexTest, FindManyMatchesFind) {
+  std::deque<Item> items;
+  NameIndex<Item> index;
+  index.Reserve(3000);
+  for (int i = 0; i < 3000; ++i) {
+    items.push_back({StrCat("n", i)});
+    index.Insert(&items.back());
+  }
+  std::vector<std::string> queries;
+  for (int i = 0; i < 2 * static_cast<int>(NameIndex<Item>::kBulkChunk) + 17; ++i) {
+    queries.push_back(StrCat("n", (i * 7919) % 4000));  // about a quarter absent
+  }
+  std::vector<std::string_view> names(queries.begin(), queries.end());
+  std::vector<Item*> found(names.size());
+  index.FindMany(names, found);
+  for (size_t i = 0; i < names.size(); ++i) EXPECT_EQ(found[i], index.Find(names[i])) << names[i];
+}
+
+// An empty index finds nothing, in bulk too.
+TEST(NameIndexTest, EmptyIndexFindsNothing) {
+  NameIndex<Item> index;
+  EXPECT_EQ(index.Find("x"), nullptr);
+  EXPECT_FALSE(index.Erase("x"));
+  std::vector<std::string_view> names = {"x", "y"};
+  std::vector<Item*> found(2, reinterpret_cast<Item*>(1));
+  index.FindMany(names, found);
+  EXPECT_EQ(found, (std::vector<Item*>{nullptr, nullptr}));
+}
+
+}  // namespace
+}  // namespace zerograph
