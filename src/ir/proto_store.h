@@ -11,7 +11,9 @@ namespace zerograph {
 // out of it and puts them back, in schedule order, when the model is written.
 class ProtoStore {
  public:
-  ProtoStore() : model(google::protobuf::Arena::CreateMessage<onnx::ModelProto>(&arena)) {}
+  ProtoStore()
+      : arena(LargeBlocks()),
+        model(google::protobuf::Arena::CreateMessage<onnx::ModelProto>(&arena)) {}
   ProtoStore(const ProtoStore&) = delete;
   ProtoStore& operator=(const ProtoStore&) = delete;
 
@@ -22,6 +24,18 @@ class ProtoStore {
 
   google::protobuf::Arena arena;
   onnx::ModelProto* model;
+
+ private:
+  // The arena's default blocks grow to 8 KiB only: a large model then takes ~10^5 blocks, and
+  // parsing, serializing and freeing it were each 1.5-2x slower than with blocks growing from
+  // 64 KiB to 8 MiB (measured on a 330 MB, 1M-node graph: parse 0.5 s instead of 0.65-1.6 s,
+  // serialize 0.4 s instead of 0.7-1.5 s). A small model still takes one 64 KiB block.
+  static google::protobuf::ArenaOptions LargeBlocks() {
+    google::protobuf::ArenaOptions options;
+    options.start_block_size = size_t{64} << 10;
+    options.max_block_size = size_t{8} << 20;
+    return options;
+  }
 };
 
 }  // namespace zerograph

@@ -80,6 +80,68 @@ StatusOr<Json> ParseJson(std::string_view key, std::string_view text) {
   return json;
 }
 
+// Checks that `text` is JSON with no key twice in one object, as ParseJson does and with its
+// errors, without building the value; returns whether the top level is an object. Why: the layout
+// manifest of a large rewritten graph has an object per parameter, and nlohmann's callback parser
+// (ParseJson's) slows down with the size of the array it fills: a 23 MB layout took minutes.
+class JsonKeyChecker : public nlohmann::json_sax<nlohmann::json> {
+ public:
+  bool top_is_object = false;
+  bool duplicate = false;
+  std::string duplicate_name;
+
+  bool key(string_t& name) override {
+    if (!open_objects_.empty() && !open_objects_.back().insert(name).second && !duplicate) {
+      duplicate = true;
+      duplicate_name = name;
+    }
+    return true;
+  }
+  bool start_object(std::size_t) override {
+    if (depth_++ == 0) top_is_object = true;
+    open_objects_.emplace_back();
+    return true;
+  }
+  bool end_object() override {
+    --depth_;
+    open_objects_.pop_back();
+    return true;
+  }
+  bool start_array(std::size_t) override {
+    ++depth_;
+    return true;
+  }
+  bool end_array() override {
+    --depth_;
+    return true;
+  }
+  bool null() override { return true; }
+  bool boolean(bool) override { return true; }
+  bool number_integer(number_integer_t) override { return true; }
+  bool number_unsigned(number_unsigned_t) override { return true; }
+  bool number_float(number_float_t, const string_t&) override { return true; }
+  bool string(string_t&) override { return true; }
+  bool binary(binary_t&) override { return true; }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override {
+    return false;
+  }
+
+ private:
+  int depth_ = 0;
+  std::vector<std::set<std::string>> open_objects_;
+};
+
+// ParseJson's checks and errors, and ReadTrainingSpec's test that the value is an object.
+Status CheckJsonObject(std::string_view key, std::string_view text) {
+  JsonKeyChecker checker;
+  const bool parsed = nlohmann::json::sax_parse(text.begin(), text.end(), &checker);
+  ZG_RETURN_IF_NOT(parsed, "metadata '", key, "' is not valid JSON: ", text);
+  ZG_RETURN_IF_NOT(!checker.duplicate, "metadata '", key, "' has the key '", checker.duplicate_name,
+                   "' twice");
+  ZG_RETURN_IF_NOT(checker.top_is_object, "metadata '", key, "' must be a JSON object");
+  return Status::Ok();
+}
+
 StatusOr<std::string> JsonString(std::string_view key, std::string_view field, const Json& json) {
   ZG_RETURN_IF_NOT(json.is_string(), "metadata '", key, "': '", field, "' must be a string, got ",
                    json.dump());
@@ -243,7 +305,8 @@ std::optional<std::vector<std::pair<std::string_view, std::string_view>>> ScanPl
 // Reads a plain binding (ScanPlainBinding) whose every entry is valid; returns false, changing
 // nothing, otherwise. The names are looked up in bulk, and the checks for a key or an initializer
 // named twice mark value ids (names and values correspond one to one).
-bool ReadPlainStateBinding(const Graph& graph, std::string_view text, TrainingSpec& spec) {
+bool ReadPlainStateBinding(const Graph& graph, std::string_view text, bool keep,
+                           TrainingSpec& spec) {
   std::optional<std::vector<std::pair<std::string_view, std::string_view>>> entries =
       ScanPlainBinding(text);
   if (!entries) return false;
@@ -268,6 +331,7 @@ bool ReadPlainStateBinding(const Graph& graph, std::string_view text, TrainingSp
     if (new_seen || target_seen) return false;
     new_seen = target_seen = 1;
   }
+  if (!keep) return true;
   spec.state_binding.reserve(entries->size());
   for (const auto& [new_name, old_name] : *entries) {
     spec.state_binding.emplace_back(std::string(new_name), std::string(old_name));
@@ -275,8 +339,9 @@ bool ReadPlainStateBinding(const Graph& graph, std::string_view text, TrainingSp
   return true;
 }
 
-Status ReadStateBinding(const Graph& graph, std::string_view text, TrainingSpec& spec) {
-  if (ReadPlainStateBinding(graph, text, spec)) return Status::Ok();
+// Reads the binding into `spec.state_binding`, or with `keep` false only checks it.
+Status ReadStateBinding(const Graph& graph, std::string_view text, bool keep, TrainingSpec& spec) {
+  if (ReadPlainStateBinding(graph, text, keep, spec)) return Status::Ok();
   // The general reader: any JSON, and the error that names what is wrong.
   const std::string_view key = kStateBindingKey;
   StringMapHandler handler;
@@ -334,9 +399,8 @@ Status ReadNranks(std::string_view text, TrainingSpec& spec) {
   return Status::Ok();
 }
 
-}  // namespace
-
-StatusOr<std::optional<TrainingSpec>> ReadTrainingSpec(const Graph& graph) {
+// ReadTrainingSpec, leaving the state binding out when `keep_binding` is false.
+StatusOr<std::optional<TrainingSpec>> ReadSpec(const Graph& graph, bool keep_binding) {
   std::optional<std::string_view> version, loss, inputs, binding, nranks, layout;
   bool any = false;
   for (const auto& [key, text] : graph.metadata()) {
@@ -380,14 +444,24 @@ StatusOr<std::optional<TrainingSpec>> ReadTrainingSpec(const Graph& graph) {
                    spec.loss, "' must be a float scalar, is ", TypeText(*loss_value));
 
   if (inputs) ZG_RETURN_IF_ERROR(ReadInputs(graph, *inputs, spec));
-  if (binding) ZG_RETURN_IF_ERROR(ReadStateBinding(graph, *binding, spec));
+  if (binding) ZG_RETURN_IF_ERROR(ReadStateBinding(graph, *binding, keep_binding, spec));
   if (nranks) ZG_RETURN_IF_ERROR(ReadNranks(*nranks, spec));
   if (layout) {
-    ZG_ASSIGN_OR_RETURN(Json json, ParseJson(kLayoutKey, *layout));
-    ZG_RETURN_IF_NOT(json.is_object(), "metadata '", kLayoutKey, "' must be a JSON object");
+    ZG_RETURN_IF_ERROR(CheckJsonObject(kLayoutKey, *layout));
     spec.layout = std::string(*layout);
   }
   return std::optional<TrainingSpec>(std::move(spec));
+}
+
+}  // namespace
+
+StatusOr<std::optional<TrainingSpec>> ReadTrainingSpec(const Graph& graph) {
+  return ReadSpec(graph, /*keep_binding=*/true);
+}
+
+StatusOr<bool> CheckTrainingSpec(const Graph& graph) {
+  ZG_ASSIGN_OR_RETURN(std::optional<TrainingSpec> spec, ReadSpec(graph, /*keep_binding=*/false));
+  return spec.has_value();
 }
 
 void WriteTrainingSpec(const TrainingSpec& spec, Graph& graph) {

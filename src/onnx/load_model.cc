@@ -26,6 +26,7 @@
 #include "zerograph/core/status.h"
 #include "zerograph/core/str_cat.h"
 #include "zerograph/ir/dtype.h"
+#include "zerograph/ir/node.h"
 #include "zerograph/ir/role_inference.h"
 #include "zerograph/ir/tensor.h"
 #include "zerograph/ir/training_spec.h"
@@ -229,8 +230,15 @@ StatusOr<std::unique_ptr<Graph>> LoadModelImpl(const std::string& path) {
                         return external_files.Resolve(t);
                       }));
 
-  ZG_ASSIGN_OR_RETURN(std::optional<TrainingSpec> spec, ReadTrainingSpec(*graph));
   // A training graph must know each node's role; InferMissingRoles leaves annotated nodes alone.
+  // The spec is needed only to infer roles: when every node has one, it is only checked.
+  const bool roles_missing = std::any_of(graph->nodes().begin(), graph->nodes().end(),
+                                         [](const Node* node) { return !node->has_role(); });
+  if (!roles_missing) {
+    ZG_RETURN_IF_ERROR(CheckTrainingSpec(*graph).status());
+    return graph;
+  }
+  ZG_ASSIGN_OR_RETURN(std::optional<TrainingSpec> spec, ReadTrainingSpec(*graph));
   if (spec.has_value()) ZG_RETURN_IF_ERROR(InferMissingRoles(*graph, *spec));
   return graph;
 }

@@ -35,6 +35,11 @@ struct TrainingSpec {
 // naming the key.
 StatusOr<std::optional<TrainingSpec>> ReadTrainingSpec(const Graph& graph);
 
+// Checks the metadata as ReadTrainingSpec does, with the same errors, without building the spec;
+// returns whether there is any. Loading a graph calls it when it needs no spec: the state binding
+// of a large graph names a million values, and copying each name to drop it at once costs.
+StatusOr<bool> CheckTrainingSpec(const Graph& graph);
+
 // Writes `spec` into the graph's metadata (format version 1).
 void WriteTrainingSpec(const TrainingSpec& spec, Graph& graph);
 
