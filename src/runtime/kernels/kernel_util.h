@@ -131,6 +131,13 @@ StatusOr<std::unique_ptr<OpKernel>> MakeKernel(const KernelInfo& info) {
   return std::unique_ptr<OpKernel>(new K(info));
 }
 
+// Create for kernels made from attributes parsed first: K::ParseAttrs(info), then K(info, attrs).
+template <typename K>
+StatusOr<std::unique_ptr<OpKernel>> MakeKernelWithAttrs(const KernelInfo& info) {
+  ZG_ASSIGN_OR_RETURN(auto attrs, K::ParseAttrs(info));
+  return std::unique_ptr<OpKernel>(new K(info, std::move(attrs)));
+}
+
 // Copies `src` into `dst` (same byte size) unless the executor made `dst` that very view.
 void CopyUnlessSame(const DeviceTensor& src, const DeviceTensor& dst);
 

@@ -3,17 +3,9 @@
 
 #include <cstdint>
 
-namespace zerograph::runtime {
+#include "runtime/kernels/adamw_coefficients.h"
 
-// The scalars of one AdamW step (DESIGN §4, PyTorch's AdamW).
-struct AdamWScalars {
-  float lr = 0;
-  float beta1 = 0.9f;
-  float beta2 = 0.999f;
-  float epsilon = 1e-8f;
-  float weight_decay = 0.01f;
-  int64_t step = 1;  // t, 1-based
-};
+namespace zerograph::runtime {
 
 // One pass over n elements, computing in fp32 whatever T stores (float, Float16, BFloat16):
 //   X ← X·(1 − lr·wd);  M ← β1·M + (1−β1)·G;  V ← β2·V + (1−β2)·G²

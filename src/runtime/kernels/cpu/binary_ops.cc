@@ -6,6 +6,7 @@
 
 #include "runtime/kernels/cpu/broadcast.h"
 #include "runtime/kernels/cpu/cpu_kernels.h"
+#include "runtime/kernels/elementwise_shapes.h"
 #include "runtime/kernels/kernel_util.h"
 #include "zerograph/ir/op_role.h"
 
@@ -77,39 +78,12 @@ void Run(const T* a, int64_t sa, const T* b, int64_t sb, Out* out, int64_t n) {
 }
 
 template <typename Op, typename T, typename Out, bool kSameShapeOnly>
-class BinaryKernel final : public OpKernel {
+class BinaryKernel final : public BinaryKernelBase {
  public:
-  using OpKernel::OpKernel;
+  explicit BinaryKernel(const KernelInfo& info)
+      : BinaryKernelBase(info, std::is_same_v<Out, bool>, kSameShapeOnly) {}
 
  protected:
-  StatusOr<std::vector<OutputInfo>> InferOutputsImpl(const ShapeContext& ctx) const override {
-    ZG_RETURN_IF_NOT(ctx.num_inputs() == 2, "expects 2 inputs, got ", ctx.num_inputs());
-    ZG_ASSIGN_OR_RETURN(const TensorSpec* a, RequiredInput(ctx, 0));
-    ZG_ASSIGN_OR_RETURN(const TensorSpec* b, RequiredInput(ctx, 1));
-    ZG_RETURN_IF_NOT(a->dtype == b->dtype, "inputs of different dtypes: ", DataTypeName(a->dtype),
-                     " and ", DataTypeName(b->dtype));
-    Shape shape;
-    if constexpr (kSameShapeOnly) {
-      ZG_RETURN_IF_NOT(a->shape == b->shape,
-                       "inputs of different shapes: ", ShapeToString(a->shape), " and ",
-                       ShapeToString(b->shape));
-      shape = a->shape;
-    } else {
-      ZG_ASSIGN_OR_RETURN(shape, BroadcastShapes(a->shape, b->shape));
-    }
-    OutputInfo out;
-    out.spec.dtype = std::is_same_v<Out, bool> ? DataType::kBool : a->dtype;
-    out.spec.shape = shape;
-    if (std::is_same_v<Out, T>) {
-      if (a->shape == shape) {
-        out.in_place_input = 0;
-      } else if (b->shape == shape) {
-        out.in_place_input = 1;
-      }
-    }
-    return std::vector<OutputInfo>{std::move(out)};
-  }
-
   Status ComputeImpl(const KernelContext& ctx) const override {
     const DeviceTensor& a = *ctx.inputs[0];
     const DeviceTensor& b = *ctx.inputs[1];

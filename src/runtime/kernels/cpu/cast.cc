@@ -4,6 +4,7 @@
 
 #include <memory>
 
+#include "runtime/kernels/cast_shapes.h"
 #include "runtime/kernels/cpu/cpu_kernels.h"
 #include "runtime/kernels/kernel_util.h"
 
@@ -38,32 +39,23 @@ void CastLoop(const void* in, void* out, int64_t n) {
   DataType::kFloat32, DataType::kFloat64, DataType::kFloat16, DataType::kBFloat16, \
       DataType::kInt64, DataType::kInt32, DataType::kInt8, DataType::kUint8, DataType::kBool
 
-class CastKernel final : public OpKernel {
+class CastKernel final : public CastKernelBase {
  public:
   static StatusOr<std::unique_ptr<OpKernel>> Create(const KernelInfo& info) {
-    ZG_ASSIGN_OR_RETURN(int64_t to, IntAttr(*info.node, "to"));
-    std::optional<DataType> target = DataTypeFromOnnx(static_cast<int32_t>(to));
-    ZG_RETURN_IF_NOT(target.has_value(), "attribute 'to' = ", to, " is not a data type");
+    ZG_ASSIGN_OR_RETURN(const DataType target, ParseTarget(info));
     StatusOr<CastFn> fn = DispatchDtype<ZG_CAST_DTYPES>(info.dtype, [&](auto src) {
-      return DispatchDtype<ZG_CAST_DTYPES>(*target, [&](auto dst) -> StatusOr<CastFn> {
+      return DispatchDtype<ZG_CAST_DTYPES>(target, [&](auto dst) -> StatusOr<CastFn> {
         return &CastLoop<decltype(src), decltype(dst)>;
       });
     });
     if (!fn.ok()) {
       return UnimplementedError(StrCat("Cast from ", DataTypeName(info.dtype), " to ",
-                                       DataTypeName(*target), " is not supported"));
+                                       DataTypeName(target), " is not supported"));
     }
-    return std::unique_ptr<OpKernel>(new CastKernel(info, *target, *fn));
+    return std::unique_ptr<OpKernel>(new CastKernel(info, target, *fn));
   }
 
  protected:
-  StatusOr<std::vector<OutputInfo>> InferOutputsImpl(const ShapeContext& ctx) const override {
-    ZG_RETURN_IF_NOT(ctx.num_inputs() == 1, "expects 1 input, got ", ctx.num_inputs());
-    ZG_ASSIGN_OR_RETURN(const TensorSpec* x, RequiredInput(ctx, 0));
-    OutputInfo out{TensorSpec{target_, x->shape}};
-    if (target_ == x->dtype) out.view = OutputInfo::View{0, 0};
-    return std::vector<OutputInfo>{std::move(out)};
-  }
   Status ComputeImpl(const KernelContext& ctx) const override {
     if (target_ == ctx.inputs[0]->dtype()) {
       CopyUnlessSame(*ctx.inputs[0], *ctx.outputs[0]);
@@ -75,8 +67,7 @@ class CastKernel final : public OpKernel {
 
  private:
   CastKernel(const KernelInfo& info, DataType target, CastFn fn)
-      : OpKernel(info), target_(target), fn_(fn) {}
-  DataType target_;
+      : CastKernelBase(info, target), fn_(fn) {}
   CastFn fn_;
 };
 

@@ -11,67 +11,20 @@
 #include "runtime/kernels/cpu/broadcast.h"
 #include "runtime/kernels/cpu/cpu_kernels.h"
 #include "runtime/kernels/kernel_util.h"
+#include "runtime/kernels/reduce_shapes.h"
 
 namespace zerograph::runtime {
 namespace {
 
-// Which axes of the input are reduced.
-StatusOr<std::vector<bool>> ReducedAxes(const std::vector<int64_t>& axes, int64_t rank,
-                                        bool noop_with_empty_axes, bool* identity) {
-  *identity = axes.empty() && noop_with_empty_axes;
-  std::vector<bool> reduced(static_cast<size_t>(rank), axes.empty() && !noop_with_empty_axes);
-  for (int64_t axis : axes) {
-    ZG_ASSIGN_OR_RETURN(int64_t a, NormalizeAxis(axis, rank));
-    ZG_RETURN_IF_NOT(!reduced[static_cast<size_t>(a)], "axis ", axis, " is listed twice");
-    reduced[static_cast<size_t>(a)] = true;
-  }
-  return reduced;
-}
-
 template <typename T, bool kMean>
-class ReduceKernel final : public OpKernel {
+class ReduceKernel final : public ReduceKernelBase {
  public:
+  using ReduceKernelBase::ReduceKernelBase;
   static StatusOr<std::unique_ptr<OpKernel>> Create(const KernelInfo& info) {
-    ZG_ASSIGN_OR_RETURN(int64_t keepdims, IntAttr(*info.node, "keepdims", 1));
-    ZG_ASSIGN_OR_RETURN(int64_t noop, IntAttr(*info.node, "noop_with_empty_axes", 0));
-    std::optional<std::vector<int64_t>> axes;
-    if (info.node->HasAttribute("axes")) {
-      ZG_ASSIGN_OR_RETURN(axes, IntsAttr(*info.node, "axes"));
-    }
-    return std::unique_ptr<OpKernel>(new ReduceKernel(info, keepdims != 0, noop != 0, axes));
+    return MakeKernelWithAttrs<ReduceKernel>(info);
   }
 
  protected:
-  StatusOr<std::vector<OutputInfo>> InferOutputsImpl(const ShapeContext& ctx) const override {
-    ZG_RETURN_IF_NOT(ctx.num_inputs() == 1 || ctx.num_inputs() == 2, "expects 1 or 2 inputs");
-    ZG_ASSIGN_OR_RETURN(const TensorSpec* x, RequiredInput(ctx, 0));
-    std::vector<int64_t> axes = attr_axes_.value_or(std::vector<int64_t>{});
-    if (ctx.input(1) != nullptr) {
-      ZG_RETURN_IF_NOT(!attr_axes_, "axes given both as attribute and as input");
-      const DeviceTensor* value = ctx.value(1);
-      ZG_RETURN_IF_NOT(value != nullptr, "the axes input must be a constant");
-      ZG_ASSIGN_OR_RETURN(axes, ReadInt64Values(*value, "axes"));
-    }
-    bool identity;
-    const int64_t rank = static_cast<int64_t>(x->shape.size());
-    ZG_ASSIGN_OR_RETURN(std::vector<bool> reduced,
-                        ReducedAxes(axes, rank, noop_with_empty_axes_, &identity));
-    OutputInfo out{TensorSpec{x->dtype, {}}};
-    if (identity) {
-      out.spec.shape = x->shape;
-      out.view = OutputInfo::View{0, 0};
-      return std::vector<OutputInfo>{std::move(out)};
-    }
-    for (size_t d = 0; d < x->shape.size(); ++d) {
-      if (!reduced[d]) {
-        out.spec.shape.push_back(x->shape[d]);
-      } else if (keepdims_) {
-        out.spec.shape.push_back(1);
-      }
-    }
-    return std::vector<OutputInfo>{std::move(out)};
-  }
-
   Status ComputeImpl(const KernelContext& ctx) const override {
     const DeviceTensor& x = *ctx.inputs[0];
     DeviceTensor& y = *ctx.outputs[0];
@@ -81,17 +34,7 @@ class ReduceKernel final : public OpKernel {
     }
     // The output with reduced axes kept as 1, broadcast over the input: each run of the input
     // adds into the output with stride 0 (reduced axis innermost) or 1.
-    std::vector<int64_t> axes = attr_axes_.value_or(std::vector<int64_t>{});
-    if (ctx.inputs.size() > 1 && ctx.inputs[1] != nullptr) {
-      ZG_ASSIGN_OR_RETURN(axes, ReadInt64Values(*ctx.inputs[1], "axes"));
-    }
-    bool identity;
-    ZG_ASSIGN_OR_RETURN(std::vector<bool> reduced,
-                        ReducedAxes(axes, x.rank(), noop_with_empty_axes_, &identity));
-    Shape kept = x.shape();
-    for (size_t d = 0; d < kept.size(); ++d) {
-      if (reduced[d]) kept[d] = 1;
-    }
+    ZG_ASSIGN_OR_RETURN(const Shape kept, KeptShape(ctx));
     using Acc = std::conditional_t<std::is_integral_v<T>, int64_t, double>;
     std::vector<Acc> acc(static_cast<size_t>(y.numel()), Acc(0));
     const T* px = x.data_as<const T>();
@@ -119,18 +62,6 @@ class ReduceKernel final : public OpKernel {
     }
     return Status::Ok();
   }
-
- private:
-  ReduceKernel(const KernelInfo& info, bool keepdims, bool noop_with_empty_axes,
-               std::optional<std::vector<int64_t>> axes)
-      : OpKernel(info),
-        keepdims_(keepdims),
-        noop_with_empty_axes_(noop_with_empty_axes),
-        attr_axes_(std::move(axes)) {}
-
-  bool keepdims_;
-  bool noop_with_empty_axes_;
-  std::optional<std::vector<int64_t>> attr_axes_;
 };
 
 template <typename T>

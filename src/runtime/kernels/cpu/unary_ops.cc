@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "runtime/kernels/cpu/cpu_kernels.h"
+#include "runtime/kernels/elementwise_shapes.h"
 #include "runtime/kernels/kernel_util.h"
 
 namespace zerograph::runtime {
@@ -29,20 +30,14 @@ struct SqrtOp {
 };
 
 template <typename Op, typename T>
-class UnaryKernel final : public OpKernel {
+class UnaryKernel final : public UnaryKernelBase {
  public:
-  using OpKernel::OpKernel;
+  using UnaryKernelBase::UnaryKernelBase;
   static StatusOr<std::unique_ptr<OpKernel>> Create(const KernelInfo& info) {
     return MakeKernel<UnaryKernel>(info);
   }
 
  protected:
-  StatusOr<std::vector<OutputInfo>> InferOutputsImpl(const ShapeContext& ctx) const override {
-    ZG_RETURN_IF_NOT(ctx.num_inputs() == 1, "expects 1 input, got ", ctx.num_inputs());
-    ZG_ASSIGN_OR_RETURN(const TensorSpec* x, RequiredInput(ctx, 0));
-    return std::vector<OutputInfo>{OutputInfo{*x, std::nullopt, /*in_place_input=*/0}};
-  }
-
   Status ComputeImpl(const KernelContext& ctx) const override {
     const T* x = ctx.inputs[0]->data_as<const T>();
     T* y = ctx.outputs[0]->data_as<T>();

@@ -1,0 +1,221 @@
+#ifndef ZEROGRAPH_SRC_RUNTIME_KERNELS_FUSED_BUFFERS_H_
+#define ZEROGRAPH_SRC_RUNTIME_KERNELS_FUSED_BUFFERS_H_
+
+// org.zerograph ops over fused buffers (DESIGN §4, formats.md §6.2), shared by every device
+// through a memory policy (HostMemory, CudaMemory: CopyBytes, Zero). All of them move data
+// without arithmetic, and all but CoalesceTensors's padding cost nothing once the executor makes
+// their outputs (or, for CoalesceTensors, inputs) views, which InferOutputs and
+// InputOffsetsInOutput describe:
+//   CoalesceTensors(t1..tn) -> fused[total]   offsets, numels, total (or alignment): ti at
+//                                             offsets[i]; everything else zero
+//   TensorViews(fused) -> t1..tn              offsets, shapes (flattened), ranks
+//   LocalShard(fused) -> shard                this rank's [r·S, (r+1)·S), S = numel / nranks
+//   Nop(x, deps...) -> x                      orders a stream after the deps' producers
+
+#include <algorithm>
+#include <cstddef>
+#include <memory>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "runtime/kernels/kernel_util.h"
+
+namespace zerograph::runtime {
+
+template <typename Memory>
+class CoalesceTensorsKernel final : public OpKernel {
+ public:
+  static StatusOr<std::unique_ptr<OpKernel>> Create(const KernelInfo& info) {
+    const Node& node = *info.node;
+    ZG_ASSIGN_OR_RETURN(std::vector<int64_t> offsets, IntsAttr(node, "offsets"));
+    ZG_ASSIGN_OR_RETURN(std::vector<int64_t> numels, IntsAttr(node, "numels"));
+    ZG_RETURN_IF_NOT(offsets.size() == node.num_inputs() && numels.size() == node.num_inputs(),
+                     "offsets and numels need one entry per input (", node.num_inputs(), "), got ",
+                     offsets.size(), " and ", numels.size());
+    // Ranges sorted by offset must not overlap; the gaps between them are the padding.
+    std::vector<std::pair<int64_t, int64_t>> ranges;
+    for (size_t i = 0; i < offsets.size(); ++i) {
+      ZG_RETURN_IF_NOT(offsets[i] >= 0 && numels[i] >= 0, "input ", i, " has offset ", offsets[i],
+                       " and numel ", numels[i]);
+      ranges.emplace_back(offsets[i], offsets[i] + numels[i]);
+    }
+    std::sort(ranges.begin(), ranges.end());
+    int64_t end = 0;
+    std::vector<std::pair<int64_t, int64_t>> gaps;
+    for (const auto& [begin, stop] : ranges) {
+      ZG_RETURN_IF_NOT(begin >= end, "input ranges overlap at element ", begin);
+      if (begin > end) gaps.emplace_back(end, begin);
+      end = stop;
+    }
+    int64_t total;
+    if (node.HasAttribute("total")) {
+      ZG_ASSIGN_OR_RETURN(total, IntAttr(node, "total"));
+    } else {
+      ZG_ASSIGN_OR_RETURN(int64_t alignment, IntAttr(node, "alignment", 1));
+      ZG_RETURN_IF_NOT(alignment >= 1, "alignment must be positive, got ", alignment);
+      total = (end + alignment - 1) / alignment * alignment;
+    }
+    ZG_RETURN_IF_NOT(total >= end, "total ", total, " is less than the end of the inputs, ", end);
+    if (total > end) gaps.emplace_back(end, total);
+    return std::unique_ptr<OpKernel>(new CoalesceTensorsKernel(
+        info, std::move(offsets), std::move(numels), total, std::move(gaps)));
+  }
+
+  std::vector<std::optional<int64_t>> InputOffsetsInOutput() const override {
+    return std::vector<std::optional<int64_t>>(offsets_.begin(), offsets_.end());
+  }
+
+ protected:
+  StatusOr<std::vector<OutputInfo>> InferOutputsImpl(const ShapeContext& ctx) const override {
+    for (size_t i = 0; i < ctx.num_inputs(); ++i) {
+      ZG_ASSIGN_OR_RETURN(const TensorSpec* spec, RequiredInput(ctx, i));
+      ZG_RETURN_IF_NOT(spec->dtype == dtype(), "input ", i, " is ", DataTypeName(spec->dtype),
+                       ", input 0 is ", DataTypeName(dtype()));
+      ZG_RETURN_IF_NOT(NumElements(spec->shape) == numels_[i], "input ", i, " ",
+                       ShapeToString(spec->shape), " has ", NumElements(spec->shape),
+                       " elements, numels says ", numels_[i]);
+    }
+    return std::vector<OutputInfo>{OutputInfo{TensorSpec{dtype(), {total_}}}};
+  }
+
+  Status ComputeImpl(const KernelContext& ctx) const override {
+    auto* out = static_cast<std::byte*>(ctx.outputs[0]->data());
+    const size_t size = ElementSize(dtype());
+    for (size_t i = 0; i < offsets_.size(); ++i) {
+      std::byte* target = out + offsets_[i] * static_cast<int64_t>(size);
+      const DeviceTensor& in = *ctx.inputs[i];
+      ZG_RETURN_IF_ERROR(Memory::CopyBytes(in.data(), target, in.byte_size(), ctx));
+    }
+    for (const auto& [begin, end] : gaps_) {
+      ZG_RETURN_IF_ERROR(Memory::Zero(out + begin * static_cast<int64_t>(size),
+                                      static_cast<size_t>(end - begin) * size, ctx));
+    }
+    return Status::Ok();
+  }
+
+ private:
+  CoalesceTensorsKernel(const KernelInfo& info, std::vector<int64_t> offsets,
+                        std::vector<int64_t> numels, int64_t total,
+                        std::vector<std::pair<int64_t, int64_t>> gaps)
+      : OpKernel(info),
+        offsets_(std::move(offsets)),
+        numels_(std::move(numels)),
+        total_(total),
+        gaps_(std::move(gaps)) {}
+
+  std::vector<int64_t> offsets_;
+  std::vector<int64_t> numels_;
+  int64_t total_;
+  std::vector<std::pair<int64_t, int64_t>> gaps_;  // [begin, end) element ranges to zero
+};
+
+template <typename Memory>
+class TensorViewsKernel final : public OpKernel {
+ public:
+  static StatusOr<std::unique_ptr<OpKernel>> Create(const KernelInfo& info) {
+    const Node& node = *info.node;
+    ZG_ASSIGN_OR_RETURN(std::vector<int64_t> offsets, IntsAttr(node, "offsets"));
+    ZG_ASSIGN_OR_RETURN(std::vector<int64_t> dims, IntsAttr(node, "shapes"));
+    ZG_ASSIGN_OR_RETURN(std::vector<int64_t> ranks, IntsAttr(node, "ranks"));
+    ZG_RETURN_IF_NOT(offsets.size() == node.num_outputs() && ranks.size() == node.num_outputs(),
+                     "offsets and ranks need one entry per output (", node.num_outputs(), "), got ",
+                     offsets.size(), " and ", ranks.size());
+    std::vector<Shape> shapes;
+    size_t next = 0;
+    for (int64_t rank : ranks) {
+      ZG_RETURN_IF_NOT(rank >= 0 && next + static_cast<size_t>(rank) <= dims.size(), "ranks ",
+                       ShapeToString(ranks), " do not match the ", dims.size(),
+                       " entries of shapes");
+      shapes.emplace_back(dims.begin() + static_cast<int64_t>(next),
+                          dims.begin() + static_cast<int64_t>(next) + rank);
+      next += static_cast<size_t>(rank);
+    }
+    ZG_RETURN_IF_NOT(next == dims.size(), "shapes has ", dims.size(), " entries, ranks sum to ",
+                     next);
+    return std::unique_ptr<OpKernel>(
+        new TensorViewsKernel(info, std::move(offsets), std::move(shapes)));
+  }
+
+ protected:
+  StatusOr<std::vector<OutputInfo>> InferOutputsImpl(const ShapeContext& ctx) const override {
+    ZG_RETURN_IF_NOT(ctx.num_inputs() == 1, "expects 1 input, got ", ctx.num_inputs());
+    ZG_ASSIGN_OR_RETURN(const TensorSpec* fused, RequiredInput(ctx, 0));
+    const int64_t total = NumElements(fused->shape);
+    std::vector<OutputInfo> outputs;
+    for (size_t i = 0; i < offsets_.size(); ++i) {
+      const int64_t n = NumElements(shapes_[i]);
+      ZG_RETURN_IF_NOT(offsets_[i] >= 0 && offsets_[i] + n <= total, "view ", i, " ",
+                       ShapeToString(shapes_[i]), " at ", offsets_[i], " exceeds the ", total,
+                       " elements of the input");
+      outputs.push_back(
+          OutputInfo{TensorSpec{fused->dtype, shapes_[i]}, OutputInfo::View{0, offsets_[i]}});
+    }
+    return outputs;
+  }
+
+  Status ComputeImpl(const KernelContext& ctx) const override {
+    for (size_t i = 0; i < offsets_.size(); ++i) {
+      ZG_ASSIGN_OR_RETURN(DeviceTensor view, ctx.inputs[0]->View(offsets_[i], shapes_[i]));
+      ZG_RETURN_IF_ERROR(
+          Memory::CopyBytes(view.data(), ctx.outputs[i]->data(), ctx.outputs[i]->byte_size(), ctx));
+    }
+    return Status::Ok();
+  }
+
+ private:
+  TensorViewsKernel(const KernelInfo& info, std::vector<int64_t> offsets, std::vector<Shape> shapes)
+      : OpKernel(info), offsets_(std::move(offsets)), shapes_(std::move(shapes)) {}
+
+  std::vector<int64_t> offsets_;
+  std::vector<Shape> shapes_;
+};
+
+template <typename Memory>
+class LocalShardKernel final : public OpKernel {
+ public:
+  static StatusOr<std::unique_ptr<OpKernel>> Create(const KernelInfo& info) {
+    ZG_RETURN_IF_ERROR(CheckNranksAttribute(info));
+    return MakeKernel<LocalShardKernel>(info);
+  }
+  using OpKernel::OpKernel;
+
+ protected:
+  StatusOr<std::vector<OutputInfo>> InferOutputsImpl(const ShapeContext& ctx) const override {
+    ZG_RETURN_IF_NOT(ctx.num_inputs() == 1, "expects 1 input, got ", ctx.num_inputs());
+    ZG_ASSIGN_OR_RETURN(const TensorSpec* fused, RequiredInput(ctx, 0));
+    const int64_t total = NumElements(fused->shape);
+    ZG_RETURN_IF_NOT(total % nranks() == 0, "the fused buffer's ", total,
+                     " elements do not split into ", nranks(), " equal shards");
+    const int64_t shard = total / nranks();
+    return std::vector<OutputInfo>{
+        OutputInfo{TensorSpec{fused->dtype, {shard}}, OutputInfo::View{0, rank() * shard}}};
+  }
+
+  Status ComputeImpl(const KernelContext& ctx) const override {
+    const int64_t shard = ctx.outputs[0]->numel();
+    ZG_ASSIGN_OR_RETURN(DeviceTensor view, ctx.inputs[0]->View(rank() * shard, {shard}));
+    return Memory::CopyBytes(view.data(), ctx.outputs[0]->data(), ctx.outputs[0]->byte_size(), ctx);
+  }
+};
+
+template <typename Memory>
+class NopKernel final : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+
+ protected:
+  StatusOr<std::vector<OutputInfo>> InferOutputsImpl(const ShapeContext& ctx) const override {
+    ZG_RETURN_IF_NOT(ctx.num_inputs() >= 1, "expects at least 1 input");
+    ZG_ASSIGN_OR_RETURN(const TensorSpec* x, RequiredInput(ctx, 0));
+    return std::vector<OutputInfo>{OutputInfo{*x, OutputInfo::View{0, 0}}};
+  }
+  Status ComputeImpl(const KernelContext& ctx) const override {
+    return Memory::CopyBytes(ctx.inputs[0]->data(), ctx.outputs[0]->data(),
+                             ctx.outputs[0]->byte_size(), ctx);
+  }
+};
+
+}  // namespace zerograph::runtime
+
+#endif  // ZEROGRAPH_SRC_RUNTIME_KERNELS_FUSED_BUFFERS_H_

@@ -1,0 +1,130 @@
+#ifndef ZEROGRAPH_SRC_RUNTIME_KERNELS_ONNX_OPTIMIZER_SHAPES_H_
+#define ZEROGRAPH_SRC_RUNTIME_KERNELS_ONNX_OPTIMIZER_SHAPES_H_
+
+// Attributes and shape inference of ONNX's ai.onnx.preview.training Adam, Momentum and Adagrad
+// (version 1), shared by every device: a backend derives its kernels from OnnxOptimizerKernelBase
+// and implements only ComputeImpl. Inputs R (float or double scalar), T (int64 scalar), then all
+// X, all G, then the states; outputs X' and the new states, each in place over its input.
+
+#include <cmath>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "runtime/kernels/kernel_util.h"
+
+namespace zerograph::runtime {
+
+inline constexpr std::string_view kTrainingDomain = "ai.onnx.preview.training";
+
+// R as a double, whichever floating type it has (host memory).
+inline double ReadRate(const DeviceTensor& r) {
+  return r.dtype() == DataType::kFloat64 ? *r.data_as<const double>()
+                                         : static_cast<double>(*r.data_as<const float>());
+}
+
+// Adam's rate for step T: R·√(1−β^T)/(1−α^T) when T > 0, else R (in double, as ONNX's reference).
+inline double AdamStepRate(double r, int64_t t, double alpha, double beta) {
+  return t > 0 ? r * std::sqrt(1 - std::pow(beta, static_cast<double>(t))) /
+                     (1 - std::pow(alpha, static_cast<double>(t)))
+               : r;
+}
+
+// Adagrad's rate for step T: R / (1 + T·decay_factor).
+inline double AdagradRate(double r, int64_t t, float decay) {
+  return r / (1 + static_cast<double>(t) * decay);
+}
+
+struct AdamAttrs {
+  float alpha = 0, beta = 0, epsilon = 0, norm = 0, norm_post = 0;
+};
+inline StatusOr<AdamAttrs> ParseAdamAttrs(const Node& node) {
+  AdamAttrs a;
+  ZG_ASSIGN_OR_RETURN(a.alpha, FloatAttr(node, "alpha", 0.9f));
+  ZG_ASSIGN_OR_RETURN(a.beta, FloatAttr(node, "beta", 0.999f));
+  ZG_ASSIGN_OR_RETURN(a.epsilon, FloatAttr(node, "epsilon", 1e-6f));
+  ZG_ASSIGN_OR_RETURN(a.norm, FloatAttr(node, "norm_coefficient", 0.0f));
+  ZG_ASSIGN_OR_RETURN(a.norm_post, FloatAttr(node, "norm_coefficient_post", 0.0f));
+  return a;
+}
+
+struct MomentumAttrs {
+  float alpha = 0, beta = 0, norm = 0;
+  bool nesterov = false;
+};
+inline StatusOr<MomentumAttrs> ParseMomentumAttrs(const Node& node) {
+  MomentumAttrs a;
+  // All four attributes are required by the schema.
+  ZG_ASSIGN_OR_RETURN(a.alpha, FloatAttr(node, "alpha"));
+  ZG_ASSIGN_OR_RETURN(a.beta, FloatAttr(node, "beta"));
+  ZG_ASSIGN_OR_RETURN(a.norm, FloatAttr(node, "norm_coefficient"));
+  // Compared through the StatusOr: GCC 12 at -O3 wrongly calls a moved-into string uninitialized.
+  const StatusOr<std::string> mode = StringAttr(node, "mode");
+  if (!mode.ok()) return mode.status();
+  ZG_RETURN_IF_NOT(*mode == "standard" || *mode == "nesterov", "mode '", *mode,
+                   "' (expected 'standard' or 'nesterov')");
+  a.nesterov = *mode == "nesterov";
+  return a;
+}
+
+struct AdagradAttrs {
+  float decay = 0, epsilon = 0, norm = 0;
+};
+inline StatusOr<AdagradAttrs> ParseAdagradAttrs(const Node& node) {
+  AdagradAttrs a;
+  ZG_ASSIGN_OR_RETURN(a.decay, FloatAttr(node, "decay_factor", 0.0f));
+  ZG_ASSIGN_OR_RETURN(a.epsilon, FloatAttr(node, "epsilon", 1e-6f));
+  ZG_ASSIGN_OR_RETURN(a.norm, FloatAttr(node, "norm_coefficient", 0.0f));
+  return a;
+}
+
+// The common frame: n tensors per group, `groups` input groups after R and T, outputs of groups
+// {0, 2, 3, ...} (X' and the new states), each in place over its input.
+class OnnxOptimizerKernelBase : public OpKernel {
+ public:
+  // n, checked against the node's input and output counts.
+  static StatusOr<size_t> GroupSize(const Node& node, size_t groups) {
+    const size_t inputs = node.num_inputs();
+    ZG_RETURN_IF_NOT(inputs >= 2 + groups && (inputs - 2) % groups == 0, "expects R, T and ",
+                     groups, " groups of n tensors, got ", inputs, " inputs");
+    const size_t n = (inputs - 2) / groups;
+    ZG_RETURN_IF_NOT(node.num_outputs() == (groups - 1) * n, "expects ", (groups - 1) * n,
+                     " outputs, got ", node.num_outputs());
+    return n;
+  }
+
+ protected:
+  OnnxOptimizerKernelBase(const KernelInfo& info, size_t n, size_t groups)
+      : OpKernel(info), n_(n), groups_(groups) {}
+
+  StatusOr<std::vector<OutputInfo>> InferOutputsImpl(const ShapeContext& ctx) const override {
+    const TensorSpec* r = ctx.input(0);
+    const TensorSpec* t = ctx.input(1);
+    ZG_RETURN_IF_NOT(r != nullptr &&
+                         (r->dtype == DataType::kFloat32 || r->dtype == DataType::kFloat64) &&
+                         NumElements(r->shape) == 1,
+                     "R must be a float or double scalar");
+    ZG_RETURN_IF_NOT(t != nullptr && t->dtype == DataType::kInt64 && NumElements(t->shape) == 1,
+                     "T must be an int64 scalar");
+    std::vector<OutputInfo> outputs;
+    for (size_t group = 0; group < groups_; ++group) {
+      for (size_t i = 0; i < n_; ++i) {
+        const size_t index = 2 + group * n_ + i;
+        ZG_ASSIGN_OR_RETURN(const TensorSpec* spec, RequiredInput(ctx, index));
+        ZG_RETURN_IF_NOT(*spec == *ctx.input(2 + i), "input ", index, " is ",
+                         DataTypeName(spec->dtype), ShapeToString(spec->shape), " but X", i + 1,
+                         " is ", DataTypeName(ctx.input(2 + i)->dtype),
+                         ShapeToString(ctx.input(2 + i)->shape));
+        if (group != 1) outputs.push_back(OutputInfo{*spec, std::nullopt, static_cast<int>(index)});
+      }
+    }
+    return outputs;
+  }
+
+  const size_t n_;
+  const size_t groups_;
+};
+
+}  // namespace zerograph::runtime
+
+#endif  // ZEROGRAPH_SRC_RUNTIME_KERNELS_ONNX_OPTIMIZER_SHAPES_H_
