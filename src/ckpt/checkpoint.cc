@@ -1,9 +1,7 @@
 #include "zerograph/ckpt/checkpoint.h"
 
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -15,6 +13,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "checksummed_file.h"
+#include "crc32.h"
 #include "zerograph/ckpt/safetensors.h"
 #include "zerograph/core/str_cat.h"
 #include "zerograph/ir/graph.h"
@@ -26,16 +26,6 @@
 
 namespace zerograph {
 namespace {
-
-// Drops the whole pages of `bytes` (part of a read-only file mapping) from this process's resident
-// set; the page cache keeps them, so touching them again costs a minor fault. Streaming through a
-// mapping would otherwise grow the RSS to the size of every file read.
-void ReleasePages(std::span<const std::byte> bytes) {
-  const uintptr_t page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
-  const uintptr_t lo = (reinterpret_cast<uintptr_t>(bytes.data()) + page - 1) & ~(page - 1);
-  const uintptr_t hi = (reinterpret_cast<uintptr_t>(bytes.data()) + bytes.size()) & ~(page - 1);
-  if (lo < hi) ::madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_DONTNEED);
-}
 
 using Json = nlohmann::ordered_json;
 
@@ -79,14 +69,30 @@ Status WriteAll(int fd, const std::string& path, std::span<const std::byte> byte
   return Status::Ok();
 }
 
-uint32_t Crc32(uint32_t crc, std::span<const std::byte> bytes) {
-  while (!bytes.empty()) {
-    const size_t n = std::min<size_t>(bytes.size(), size_t{1} << 30);
-    crc = static_cast<uint32_t>(
-        ::crc32(crc, reinterpret_cast<const Bytef*>(bytes.data()), static_cast<uInt>(n)));
-    bytes = bytes.subspan(n);
+// A file streamed to disk a chunk at a time: where the next chunk goes, and the chunk before,
+// whose writeback is in flight.
+struct StreamPosition {
+  off_t written = 0;
+  off_t last = 0;
+  off_t last_bytes = 0;
+};
+
+// Called after writing `bytes` at `stream.written`: starts writing them to disk, waits for the
+// chunk before and drops it from the page cache. The next chunk then reuses those pages: in a VM, a
+// page the guest has not touched in a while costs more to fault in than to copy into (before this,
+// perf put 78% of a conversion's time in copying into fresh page-cache pages), and the fsync at the
+// end finds little left to write. Errors surface there, so these calls go unchecked.
+void WriteBehind(int fd, off_t bytes, StreamPosition& stream) {
+  ::sync_file_range(fd, stream.written, bytes, SYNC_FILE_RANGE_WRITE);
+  if (stream.last_bytes > 0) {
+    ::sync_file_range(
+        fd, stream.last, stream.last_bytes,
+        SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER);
+    ::posix_fadvise(fd, stream.last, stream.last_bytes, POSIX_FADV_DONTNEED);
   }
-  return crc;
+  stream.last = stream.written;
+  stream.last_bytes = bytes;
+  stream.written += bytes;
 }
 
 // Parses {"name", "dtype", "shape"[, "param"]}.
@@ -108,6 +114,14 @@ StatusOr<StateTensor> ParseStateTensor(const Json& json, std::string_view where)
   }
   if (json.contains("param")) t.is_param = json["param"].is_boolean() && json["param"].get<bool>();
   return t;
+}
+
+const CheckpointManifest::File* FindFileEntry(const CheckpointManifest& manifest,
+                                              std::string_view name) {
+  for (const CheckpointManifest::File& f : manifest.files) {
+    if (f.name == name) return &f;
+  }
+  return nullptr;
 }
 
 int64_t Numel(std::span<const int64_t> shape) {
@@ -483,6 +497,7 @@ StatusOr<CheckpointManifest::File> WriteCheckpointFile(const std::string& dir,
   Status status = WriteAll(fd, path, len_bytes);
   if (status.ok()) status = WriteAll(fd, path, std::as_bytes(std::span(text)));
   std::vector<std::byte> chunk;
+  StreamPosition stream{static_cast<off_t>(8 + header_len)};
   for (const Entry& e : entries) {
     if (!status.ok()) break;
     const size_t element = ElementSize(e.tensor->dtype);
@@ -498,6 +513,7 @@ StatusOr<CheckpointManifest::File> WriteCheckpointFile(const std::string& dir,
       }
       crc = Crc32(crc, chunk);
       status = WriteAll(fd, path, chunk);
+      if (status.ok()) WriteBehind(fd, static_cast<off_t>(chunk.size()), stream);
     }
   }
   if (status.ok() && ::fsync(fd) != 0) status = IoError("cannot flush", path, errno);
@@ -521,9 +537,18 @@ Status SyncDirectory(const std::string& dir) {
 
 // --- reading ------------------------------------------------------------------------------------
 
+// A file of the checkpoint: its header (validated, mapped) and its bytes, read through a
+// checksum.
+struct CheckpointReader::OpenedFile {
+  std::unique_ptr<SafetensorsFile> layout;
+  std::unique_ptr<ChecksummedFile> data;
+  bool verified = false;
+};
+
 CheckpointReader::~CheckpointReader() = default;
 
-StatusOr<std::unique_ptr<CheckpointReader>> CheckpointReader::Open(const std::string& dir) {
+StatusOr<std::unique_ptr<CheckpointReader>> CheckpointReader::Open(const std::string& dir,
+                                                                   ChecksumTiming timing) {
   const std::string path = StrCat(dir, "/manifest.json");
   std::ifstream in(path, std::ios::binary);
   if (!in) {
@@ -539,82 +564,75 @@ StatusOr<std::unique_ptr<CheckpointReader>> CheckpointReader::Open(const std::st
     return std::move(manifest).status().WithContext(StrCat("checkpoint '", dir, "'"));
   std::unique_ptr<CheckpointReader> reader(new CheckpointReader());
   reader->dir_ = dir;
+  reader->timing_ = timing;
   reader->manifest_ = std::move(*manifest);
   return reader;
 }
 
-StatusOr<const SafetensorsFile*> CheckpointReader::File(const std::string& name) {
+StatusOr<CheckpointReader::OpenedFile*> CheckpointReader::File(const std::string& name) {
   auto it = files_.find(name);
   if (it != files_.end()) return it->second.get();
-  const CheckpointManifest::File* entry = nullptr;
-  for (const CheckpointManifest::File& f : manifest_.files) {
-    if (f.name == name) entry = &f;
-  }
+  const CheckpointManifest::File* entry = FindFileEntry(manifest_, name);
   ZG_RET_CHECK(entry != nullptr, "file '", name, "' is not in the manifest");
   const std::string path = StrCat(dir_, "/", name);
-  StatusOr<std::unique_ptr<SafetensorsFile>> file = SafetensorsFile::Open(path);
-  if (!file.ok()) {
-    Status status = std::move(file).status();
+  StatusOr<std::unique_ptr<SafetensorsFile>> layout = SafetensorsFile::Open(path);
+  if (!layout.ok()) {
+    Status status = std::move(layout).status();
     if (status.code() == StatusCode::kNotFound) {
       return DataLossError(
           StrCat("checkpoint '", dir_, "': file '", name, "' is missing (the manifest lists it)"));
     }
     return std::move(status).WithContext(StrCat("checkpoint '", dir_, "'"));
   }
-  std::span<const std::byte> bytes = (*file)->mapping()->bytes();
-  if (static_cast<int64_t>(bytes.size()) != entry->bytes) {
-    return DataLossError(StrCat("checkpoint '", dir_, "': file '", name, "' has ", bytes.size(),
+  const size_t bytes = (*layout)->mapping()->bytes().size();
+  if (static_cast<int64_t>(bytes) != entry->bytes) {
+    return DataLossError(StrCat("checkpoint '", dir_, "': file '", name, "' has ", bytes,
                                 " bytes, the manifest says ", entry->bytes));
   }
-  uint32_t crc = 0;
-  constexpr size_t kWindow = size_t{64} << 20;
-  for (size_t at = 0; at < bytes.size(); at += kWindow) {
-    const std::span<const std::byte> window =
-        bytes.subspan(at, std::min(kWindow, bytes.size() - at));
-    crc = Crc32(crc, window);
-    ReleasePages(window);
+  // Read once while reading, the bytes need not stay cached; checked before, they are read again.
+  ZG_ASSIGN_OR_RETURN(std::unique_ptr<ChecksummedFile> data,
+                      ChecksummedFile::Open(path, timing_ == ChecksumTiming::kWhileReading
+                                                      ? ChecksummedFile::Cache::kRelease
+                                                      : ChecksummedFile::Cache::kKeep));
+  auto opened = std::make_unique<OpenedFile>(OpenedFile{std::move(*layout), std::move(data)});
+  if (timing_ == ChecksumTiming::kBeforeReading) {
+    ZG_RETURN_IF_ERROR(VerifyChecksum(name, *opened));
   }
+  return files_.emplace(name, std::move(opened)).first->second.get();
+}
+
+Status CheckpointReader::VerifyChecksum(const std::string& name, OpenedFile& file) {
+  if (file.verified) return Status::Ok();
+  const CheckpointManifest::File* entry = FindFileEntry(manifest_, name);
+  ZG_RET_CHECK(entry != nullptr, "file '", name, "' is not in the manifest");
+  ZG_ASSIGN_OR_RETURN(uint32_t crc, file.data->Checksum());
   if (crc != entry->crc32) {
     char text[64];
     std::snprintf(text, sizeof(text), "%08x, the manifest says %08x", crc, entry->crc32);
     return DataLossError(StrCat("checkpoint '", dir_, "': file '", name,
                                 "' fails its checksum (CRC-32 ", text, "): it is corrupt"));
   }
-  const SafetensorsFile* opened = file->get();
-  files_.emplace(name, std::move(*file));
-  return opened;
+  file.verified = true;
+  return Status::Ok();
 }
 
 Status CheckpointReader::VerifyAll() {
   for (const CheckpointManifest::File& f : manifest_.files) {
-    ZG_ASSIGN_OR_RETURN(const SafetensorsFile* file, File(f.name));
-    (void)file;
+    ZG_ASSIGN_OR_RETURN(OpenedFile * file, File(f.name));
+    ZG_RETURN_IF_ERROR(VerifyChecksum(f.name, *file));
   }
   return Status::Ok();
 }
 
-Status CheckpointReader::ReadStored(const CheckpointTensor& tensor, int64_t begin, int64_t end,
-                                    std::span<std::byte> out) {
-  const size_t element = ElementSize(tensor.dtype);
-  ZG_RET_CHECK(out.size() == static_cast<size_t>(end - begin) * element);
+Status CheckpointReader::LocateStored(const CheckpointTensor& tensor, int64_t begin, int64_t end,
+                                      int64_t out_offset, std::vector<SourceRange>& ranges) const {
+  const int64_t element = static_cast<int64_t>(ElementSize(tensor.dtype));
   int64_t covered = 0;
   for (const CheckpointPiece& piece : tensor.pieces) {
     const int64_t lo = std::max(begin, piece.begin), hi = std::min(end, piece.end);
     if (lo >= hi) continue;
-    ZG_ASSIGN_OR_RETURN(const SafetensorsFile* file, File(piece.file));
-    const SafetensorsFile::TensorInfo* info = file->Find(tensor.name);
-    if (info == nullptr || info->dtype != tensor.dtype ||
-        static_cast<int64_t>(info->bytes.size()) !=
-            (piece.end - piece.begin) * static_cast<int64_t>(element)) {
-      return DataLossError(StrCat("checkpoint '", dir_, "': file '", piece.file,
-                                  "' does not hold tensor '", tensor.name, "' elements [",
-                                  piece.begin, ", ", piece.end, ") as ", DtypeText(tensor.dtype),
-                                  ", as the manifest says"));
-    }
-    const std::span<const std::byte> from = info->bytes.subspan(
-        static_cast<size_t>(lo - piece.begin) * element, static_cast<size_t>(hi - lo) * element);
-    std::memcpy(out.data() + (lo - begin) * element, from.data(), from.size());
-    ReleasePages(from);
+    ranges.push_back({&tensor, &piece, (lo - piece.begin) * element, (hi - piece.begin) * element,
+                      out_offset + (lo - begin) * element});
     covered += hi - lo;
   }
   if (covered != end - begin) {
@@ -624,13 +642,18 @@ Status CheckpointReader::ReadStored(const CheckpointTensor& tensor, int64_t begi
   return Status::Ok();
 }
 
-Status CheckpointReader::ReadCanonical(std::string_view name, int64_t begin, int64_t end,
-                                       std::span<std::byte> out) {
-  if (const CheckpointTensor* stored = manifest_.FindTensor(name)) {
-    ZG_RETURN_IF_NOT(out.size() == static_cast<size_t>(end - begin) * ElementSize(stored->dtype),
-                     "checkpoint tensor '", name, "' is ", DtypeText(stored->dtype),
+Status CheckpointReader::LocateCanonical(std::string_view name, int64_t begin, int64_t end,
+                                         int64_t out_bytes, int64_t out_offset,
+                                         std::vector<SourceRange>& ranges) const {
+  auto check_dtype = [&](const CheckpointTensor& stored) -> Status {
+    ZG_RETURN_IF_NOT(out_bytes == (end - begin) * static_cast<int64_t>(ElementSize(stored.dtype)),
+                     "checkpoint tensor '", name, "' is ", DtypeText(stored.dtype),
                      ", the graph's has another dtype");
-    return ReadStored(*stored, begin, end, out);
+    return Status::Ok();
+  };
+  if (const CheckpointTensor* stored = manifest_.FindTensor(name)) {
+    ZG_RETURN_IF_ERROR(check_dtype(*stored));
+    return LocateStored(*stored, begin, end, out_offset, ranges);
   }
   if (manifest_.layout) {
     for (const LayoutManifest::Bucket& bucket : manifest_.layout->buckets) {
@@ -644,11 +667,8 @@ Status CheckpointReader::ReadCanonical(std::string_view name, int64_t begin, int
         const CheckpointTensor* stored = manifest_.FindTensor(buffer);
         if (stored == nullptr) break;
         ZG_RETURN_IF_NOT(end <= p.numel, "tensor '", name, "' has ", p.numel, " elements");
-        ZG_RETURN_IF_NOT(
-            out.size() == static_cast<size_t>(end - begin) * ElementSize(stored->dtype),
-            "checkpoint tensor '", name, "' is ", DtypeText(stored->dtype),
-            ", the graph's has another dtype");
-        return ReadStored(*stored, p.offset + begin, p.offset + end, out);
+        ZG_RETURN_IF_ERROR(check_dtype(*stored));
+        return LocateStored(*stored, p.offset + begin, p.offset + end, out_offset, ranges);
       }
     }
   }
@@ -656,28 +676,84 @@ Status CheckpointReader::ReadCanonical(std::string_view name, int64_t begin, int
                               CheckpointKindName(manifest_.kind), " checkpoint)"));
 }
 
-Status CheckpointReader::ReadBuffer(const StateModel& target, std::string_view buffer,
-                                    int64_t begin, int64_t end, std::span<std::byte> out) {
+StatusOr<std::vector<CheckpointReader::SourceRange>> CheckpointReader::LocateCanonical(
+    std::string_view name, int64_t begin, int64_t end, int64_t out_bytes) const {
+  std::vector<SourceRange> ranges;
+  ZG_RETURN_IF_ERROR(LocateCanonical(name, begin, end, out_bytes, 0, ranges));
+  return ranges;
+}
+
+StatusOr<std::vector<CheckpointReader::SourceRange>> CheckpointReader::LocateBuffer(
+    const StateModel& target, std::string_view buffer, int64_t begin, int64_t end,
+    int64_t out_bytes) const {
+  std::vector<SourceRange> ranges;
   std::optional<StateModel::BucketRef> ref = target.FindBucketBuffer(buffer);
-  if (!ref) return ReadCanonical(buffer, begin, end, out);
+  if (!ref) {
+    ZG_RETURN_IF_ERROR(LocateCanonical(buffer, begin, end, out_bytes, 0, ranges));
+    return ranges;
+  }
   const CheckpointTensor* same = manifest_.FindTensor(buffer);
   if (same != nullptr && manifest_.layout && target.layout &&
       manifest_.layout->Hash() == target.layout->Hash()) {
-    return ReadStored(*same, begin, end, out);
+    ZG_RETURN_IF_ERROR(LocateStored(*same, begin, end, 0, ranges));
+    return ranges;
   }
+  // Parameter by parameter; the padding between them has no source and reads as zeros.
   const LayoutManifest::Bucket& bucket = *ref->bucket;
   const DataType dtype = ref->state < 0 ? bucket.dtype : bucket.state_dtypes[ref->state];
-  const size_t element = ElementSize(dtype);
-  std::memset(out.data(), 0, out.size());
+  const int64_t element = static_cast<int64_t>(ElementSize(dtype));
+  ZG_RET_CHECK(out_bytes == (end - begin) * element);
   for (const LayoutManifest::Param& p : bucket.params) {
     const int64_t lo = std::max(begin, p.offset), hi = std::min(end, p.offset + p.numel);
     if (lo >= hi) continue;
     const std::string& name = ref->state < 0 ? p.name : p.states[ref->state];
-    ZG_RETURN_IF_ERROR(ReadCanonical(name, lo - p.offset, hi - p.offset,
-                                     out.subspan(static_cast<size_t>(lo - begin) * element,
-                                                 static_cast<size_t>(hi - lo) * element)));
+    ZG_RETURN_IF_ERROR(LocateCanonical(name, lo - p.offset, hi - p.offset, (hi - lo) * element,
+                                       (lo - begin) * element, ranges));
   }
+  return ranges;
+}
+
+Status CheckpointReader::Copy(std::span<const SourceRange> ranges, std::span<std::byte> out) {
+  int64_t filled = 0;  // bytes of `out` before this are written; ranges come in output order
+  for (const SourceRange& range : ranges) {
+    const CheckpointTensor& tensor = *range.tensor;
+    const CheckpointPiece& piece = *range.piece;
+    ZG_ASSIGN_OR_RETURN(OpenedFile * file, File(piece.file));
+    const SafetensorsFile::TensorInfo* info = file->layout->Find(tensor.name);
+    if (info == nullptr || info->dtype != tensor.dtype ||
+        static_cast<int64_t>(info->bytes.size()) !=
+            (piece.end - piece.begin) * static_cast<int64_t>(ElementSize(tensor.dtype))) {
+      return DataLossError(StrCat("checkpoint '", dir_, "': file '", piece.file,
+                                  "' does not hold tensor '", tensor.name, "' elements [",
+                                  piece.begin, ", ", piece.end, ") as ", DtypeText(tensor.dtype),
+                                  ", as the manifest says"));
+    }
+    ZG_RET_CHECK(filled <= range.out_offset &&
+                 range.out_offset + range.end - range.begin <= static_cast<int64_t>(out.size()));
+    std::memset(out.data() + filled, 0, static_cast<size_t>(range.out_offset - filled));
+    // Where the tensor's bytes start in the file (the header's offsets count from its end).
+    const int64_t tensor_offset = info->bytes.data() - file->layout->mapping()->bytes().data();
+    ZG_RETURN_IF_ERROR(file->data->ReadAt(
+        tensor_offset + range.begin, out.subspan(static_cast<size_t>(range.out_offset),
+                                                 static_cast<size_t>(range.end - range.begin))));
+    filled = range.out_offset + range.end - range.begin;
+  }
+  std::memset(out.data() + filled, 0, out.size() - static_cast<size_t>(filled));
   return Status::Ok();
+}
+
+Status CheckpointReader::ReadCanonical(std::string_view name, int64_t begin, int64_t end,
+                                       std::span<std::byte> out) {
+  ZG_ASSIGN_OR_RETURN(std::vector<SourceRange> ranges,
+                      LocateCanonical(name, begin, end, static_cast<int64_t>(out.size())));
+  return Copy(ranges, out);
+}
+
+Status CheckpointReader::ReadBuffer(const StateModel& target, std::string_view buffer,
+                                    int64_t begin, int64_t end, std::span<std::byte> out) {
+  ZG_ASSIGN_OR_RETURN(std::vector<SourceRange> ranges,
+                      LocateBuffer(target, buffer, begin, end, static_cast<int64_t>(out.size())));
+  return Copy(ranges, out);
 }
 
 }  // namespace zerograph

@@ -4,8 +4,10 @@
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <ostream>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -26,6 +28,51 @@ Status WriteText(const std::string& path, const std::string& text) {
   return Status::Ok();
 }
 
+int64_t PieceBytes(const CheckpointTensor& tensor, const CheckpointPiece& piece) {
+  return (piece.end - piece.begin) * static_cast<int64_t>(ElementSize(tensor.dtype));
+}
+
+using Locate = std::function<StatusOr<std::vector<CheckpointReader::SourceRange>>(
+    const CheckpointTensor& tensor, int64_t begin, int64_t end, int64_t bytes)>;
+
+// --dry-run: every output file, each piece it will hold, and under each piece the input ranges
+// (file, stored tensor, bytes of its piece there) it is copied from; then the bytes read from each
+// input file.
+Status PrintCopyPlan(const CheckpointPlan& plan, std::map<std::string, int64_t>& file_bytes,
+                     const Locate& locate, std::ostream& out) {
+  std::map<std::string, int64_t> read_bytes;
+  for (const std::string& file : plan.files) {
+    out << "  " << file << ": " << file_bytes[file] << " bytes\n";
+    for (const CheckpointTensor& t : plan.tensors) {
+      for (const CheckpointPiece& p : t.pieces) {
+        if (p.file != file) continue;
+        const int64_t bytes = PieceBytes(t, p);
+        out << "    " << t.name << " [" << p.begin << ", " << p.end << ") of " << t.name << " ["
+            << StrJoin(t.shape, ",") << "] " << SafetensorsDtypeName(t.dtype).value_or("?") << ", "
+            << bytes << " bytes\n";
+        ZG_ASSIGN_OR_RETURN(std::vector<CheckpointReader::SourceRange> ranges,
+                            locate(t, p.begin, p.end, bytes));
+        int64_t at = 0;
+        auto zeros = [&](int64_t until) {
+          if (until > at) out << "      <- zeros (padding), " << until - at << " bytes\n";
+        };
+        for (const CheckpointReader::SourceRange& r : ranges) {
+          zeros(r.out_offset);
+          out << "      <- " << r.piece->file << ": " << r.tensor->name << " bytes [" << r.begin
+              << ", " << r.end << "), " << r.end - r.begin << " bytes\n";
+          read_bytes[r.piece->file] += r.end - r.begin;
+          at = r.out_offset + r.end - r.begin;
+        }
+        zeros(bytes);
+      }
+    }
+  }
+  for (const auto& [file, bytes] : read_bytes) {
+    out << "  reads " << bytes << " bytes from " << file << "\n";
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Status ConvertCheckpoint(const std::string& in, const std::string& out,
@@ -36,7 +83,10 @@ Status ConvertCheckpoint(const std::string& in, const std::string& out,
         StrCat("OUT '", out, "' already exists; give a new folder name (nothing was written)"));
   }
   ZG_ASSIGN_OR_RETURN(std::string dir, ResolveCheckpointDir(in));
-  ZG_ASSIGN_OR_RETURN(std::unique_ptr<CheckpointReader> reader, CheckpointReader::Open(dir));
+  // Input checksums are verified from the copy's own reads (each byte read once), and all of them
+  // before the result is renamed into place.
+  ZG_ASSIGN_OR_RETURN(std::unique_ptr<CheckpointReader> reader,
+                      CheckpointReader::Open(dir, ChecksumTiming::kWhileReading));
   const CheckpointManifest& source = reader->manifest();
 
   // The state model of the result: the input's, or the target graph's for an unbalanced result.
@@ -74,11 +124,20 @@ Status ConvertCheckpoint(const std::string& in, const std::string& out,
     }
   }
 
+  // Where the bytes of a planned piece come from in the input, as the copy reads them.
+  Locate locate = [&](const CheckpointTensor& tensor, int64_t begin, int64_t end,
+                      int64_t bytes) -> StatusOr<std::vector<CheckpointReader::SourceRange>> {
+    if (options.to == CheckpointKind::kUnbalanced) {
+      return reader->LocateBuffer(model, tensor.name, begin, end, bytes);
+    }
+    return reader->LocateCanonical(tensor.name, begin, end, bytes);
+  };
+
   int64_t total_bytes = 0;
   std::map<std::string, int64_t> file_bytes;
   for (const CheckpointTensor& t : plan.tensors) {
     for (const CheckpointPiece& p : t.pieces) {
-      const int64_t bytes = (p.end - p.begin) * static_cast<int64_t>(ElementSize(t.dtype));
+      const int64_t bytes = PieceBytes(t, p);
       file_bytes[p.file] += bytes;
       total_bytes += bytes;
     }
@@ -88,19 +147,7 @@ Status ConvertCheckpoint(const std::string& in, const std::string& out,
                  << source.nranks << " rank(s), step " << source.step << ") -> " << out << " ("
                  << CheckpointKindName(options.to) << ", " << plan.files.size() << " file(s))\n";
     if (options.dry_run) {
-      for (const std::string& file : plan.files) {
-        *options.out << "  " << file << ": " << file_bytes[file] << " bytes\n";
-        for (const CheckpointTensor& t : plan.tensors) {
-          for (const CheckpointPiece& p : t.pieces) {
-            if (p.file != file) continue;
-            *options.out << "    " << t.name << " [" << p.begin << ", " << p.end << ") of "
-                         << t.name << " [" << StrJoin(t.shape, ",") << "] "
-                         << SafetensorsDtypeName(t.dtype).value_or("?") << ", "
-                         << (p.end - p.begin) * static_cast<int64_t>(ElementSize(t.dtype))
-                         << " bytes\n";
-          }
-        }
-      }
+      ZG_RETURN_IF_ERROR(PrintCopyPlan(plan, file_bytes, locate, *options.out));
       *options.out << "would copy " << total_bytes << " bytes of tensor data; nothing written "
                    << "(--dry-run)\n";
       return Status::Ok();
@@ -150,6 +197,7 @@ Status ConvertCheckpoint(const std::string& in, const std::string& out,
       for (const CheckpointTensor& t : plan.tensors) index["weight_map"][t.name] = t.pieces[0].file;
       ZG_RETURN_IF_ERROR(WriteText(StrCat(temp, "/model.safetensors.index.json"), index.dump(2)));
     }
+    ZG_RETURN_IF_ERROR(reader->VerifyAll());
     ZG_RETURN_IF_ERROR(WriteText(StrCat(temp, "/manifest.json"), manifest.ToJson()));
     ZG_RETURN_IF_ERROR(SyncDirectory(temp));
     fs::rename(temp, out, error);

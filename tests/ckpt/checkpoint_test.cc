@@ -112,6 +112,28 @@ class CheckpointTest : public ::testing::Test {
     std::ofstream(dir_ + "/manifest.json") << manifest.ToJson();
   }
 
+  // Flips one bit of byte `at` of `file` in the checkpoint.
+  void FlipByte(const std::string& file, int64_t at) {
+    std::fstream f(dir_ + "/" + file, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekg(at);
+    char c = 0;
+    f.get(c);
+    f.seekp(at);
+    f.put(static_cast<char>(c ^ 1));
+  }
+  // Reads every canonical tensor whole.
+  Status ReadAllCanonical(CheckpointReader& reader, const StateModel& model) {
+    for (const StateTensor& t : model.canonical) {
+      std::vector<float> values(static_cast<size_t>(t.numel()));
+      ZG_RETURN_IF_ERROR(
+          reader.ReadCanonical(t.name, 0, t.numel(), std::as_writable_bytes(std::span(values))));
+      for (int64_t i = 0; i < t.numel(); ++i) {
+        ZG_RETURN_IF_NOT(values[i] == Value(t.name, i), t.name, "[", i, "] = ", values[i]);
+      }
+    }
+    return Status::Ok();
+  }
+
   std::string dir_;
 };
 
@@ -142,6 +164,73 @@ TEST_F(CheckpointTest, UnbalancedReadsIntoAnotherLayout) {
     }
     EXPECT_EQ(shard[i], expected) << "element " << e;
   }
+}
+
+// Reading into a layout whose padding differs locates every element in the stored pieces and
+// leaves the padding without a source (read as zeros).
+TEST_F(CheckpointTest, LocatesSourcesAndPadding) {
+  Write(TwoParamModel(2), CheckpointKind::kUnbalanced);
+  StatusOr<std::unique_ptr<CheckpointReader>> reader = CheckpointReader::Open(dir_);
+  ASSERT_TRUE(reader.ok());
+  const StateModel three = TwoParamModel(3);
+  const auto& bucket = three.layout->buckets[0];
+  StatusOr<std::vector<CheckpointReader::SourceRange>> ranges =
+      (*reader)->LocateBuffer(three, "fused@bucket0", 0, bucket.total, bucket.total * 4);
+  ASSERT_TRUE(ranges.ok()) << ranges.status().ToString();
+  int64_t bytes = 0, previous_end = 0;
+  for (const CheckpointReader::SourceRange& r : *ranges) {
+    EXPECT_EQ(r.tensor->name, "fused@bucket0");
+    EXPECT_GE(r.out_offset, previous_end);
+    previous_end = r.out_offset + r.end - r.begin;
+    bytes += r.end - r.begin;
+  }
+  EXPECT_EQ(bytes, (15 + 7) * 4);  // a and b; the padding has no source
+  EXPECT_LT(bytes, bucket.total * 4);
+}
+
+// Checksums verified while reading: a flipped byte the reads never touch (bucket padding) goes
+// unnoticed by them and is found by VerifyAll.
+TEST_F(CheckpointTest, WhileReadingVerifyAllFindsCorruptionNoReadTouched) {
+  const StateModel model = TwoParamModel(2);
+  Write(model, CheckpointKind::kUnbalanced);
+  // The last byte of rank 1's file is padding of the last buffer it holds.
+  const std::string rank1 = RankFileName(1, 2);
+  FlipByte(rank1, static_cast<int64_t>(fs::file_size(dir_ + "/" + rank1)) - 1);
+  StatusOr<std::unique_ptr<CheckpointReader>> reader =
+      CheckpointReader::Open(dir_, ChecksumTiming::kWhileReading);
+  ASSERT_TRUE(reader.ok());
+  Status read = ReadAllCanonical(**reader, model);
+  ASSERT_TRUE(read.ok()) << read.ToString();
+  Status verified = (*reader)->VerifyAll();
+  ASSERT_FALSE(verified.ok());
+  EXPECT_EQ(verified.code(), StatusCode::kDataLoss);
+  EXPECT_THAT(std::string(verified.message()),
+              ::testing::HasSubstr(StrCat("'", rank1, "' fails its checksum")));
+}
+
+// Checksums verified while reading: an intact checkpoint passes VerifyAll after every read.
+TEST_F(CheckpointTest, WhileReadingVerifyAllPassesIntactFiles) {
+  const StateModel model = TwoParamModel(2);
+  Write(model, CheckpointKind::kUnbalanced);
+  StatusOr<std::unique_ptr<CheckpointReader>> reader =
+      CheckpointReader::Open(dir_, ChecksumTiming::kWhileReading);
+  ASSERT_TRUE(reader.ok());
+  ASSERT_TRUE(ReadAllCanonical(**reader, model).ok());
+  Status verified = (*reader)->VerifyAll();
+  EXPECT_TRUE(verified.ok()) << verified.ToString();
+}
+
+// Checksums verified before reading: the first read from a corrupt file fails.
+TEST_F(CheckpointTest, BeforeReadingRefusesTheFirstRead) {
+  const StateModel model = TwoParamModel(2);
+  Write(model, CheckpointKind::kUnbalanced);
+  const std::string rank1 = RankFileName(1, 2);
+  FlipByte(rank1, static_cast<int64_t>(fs::file_size(dir_ + "/" + rank1)) - 1);
+  StatusOr<std::unique_ptr<CheckpointReader>> reader = CheckpointReader::Open(dir_);
+  ASSERT_TRUE(reader.ok());
+  Status read = ReadAllCanonical(**reader, model);
+  ASSERT_FALSE(read.ok());
+  EXPECT_THAT(std::string(read.message()), ::testing::HasSubstr("fails its checksum"));
 }
 
 // A balanced checkpoint splits every canonical tensor evenly and reads back whole.

@@ -19,7 +19,6 @@
 namespace zerograph {
 
 class Graph;
-class SafetensorsFile;
 
 // The checkpoint kinds of DESIGN §8.
 enum class CheckpointKind {
@@ -130,12 +129,23 @@ CheckpointPlan PlanCheckpoint(CheckpointKind kind, const StateModel& model, int6
 // than `max_file_bytes` of data (a tensor larger than that gets a file of its own).
 CheckpointPlan PlanConsolidated(const StateModel& model, bool with_states, int64_t max_file_bytes);
 
+// When a CheckpointReader verifies a file's checksum.
+enum class ChecksumTiming {
+  // Before the first read from the file, by reading it whole: whatever a read returns is verified.
+  kBeforeReading,
+  // From the reads themselves (each range checksummed as it is copied), completed by VerifyAll(),
+  // which reads only what no read covered: every byte is read once, but what reads return is
+  // unverified until VerifyAll() succeeds. For a caller that commits nothing before that.
+  kWhileReading,
+};
+
 // An opened checkpoint: reads any element range of any tensor, fused or not, whichever kind it
-// was saved as. Files are opened, and their checksums verified, on first use.
+// was saved as. Files are opened on first use, and their checksums verified as `timing` says.
 class CheckpointReader {
  public:
   // Reads `dir`/manifest.json. A directory without one is refused as not committed.
-  static StatusOr<std::unique_ptr<CheckpointReader>> Open(const std::string& dir);
+  static StatusOr<std::unique_ptr<CheckpointReader>> Open(
+      const std::string& dir, ChecksumTiming timing = ChecksumTiming::kBeforeReading);
   ~CheckpointReader();
 
   const CheckpointManifest& manifest() const { return manifest_; }
@@ -149,18 +159,44 @@ class CheckpointReader {
   // parameter from the canonical tensors, zeros in the padding.
   Status ReadBuffer(const StateModel& target, std::string_view buffer, int64_t begin, int64_t end,
                     std::span<std::byte> out);
-  // Verifies every file's checksum (and opens them all).
+  // Verifies every file's checksum (opening those not used yet, reading what was not read).
   Status VerifyAll();
 
+  // Where a read's bytes come from: bytes [begin, end) of `piece` of stored tensor `tensor` (as
+  // the piece is stored in its file) go to bytes [out_offset, out_offset + end - begin) of the
+  // output. Pointers into manifest().
+  struct SourceRange {
+    const CheckpointTensor* tensor = nullptr;
+    const CheckpointPiece* piece = nullptr;
+    int64_t begin = 0;
+    int64_t end = 0;
+    int64_t out_offset = 0;
+  };
+  // The source ranges of ReadCanonical / ReadBuffer for an output of `out_bytes`, in output order
+  // (bytes of the output no range covers are padding, read as zeros). Reads no file.
+  StatusOr<std::vector<SourceRange>> LocateCanonical(std::string_view name, int64_t begin,
+                                                     int64_t end, int64_t out_bytes) const;
+  StatusOr<std::vector<SourceRange>> LocateBuffer(const StateModel& target, std::string_view buffer,
+                                                  int64_t begin, int64_t end,
+                                                  int64_t out_bytes) const;
+
  private:
+  struct OpenedFile;
+
   CheckpointReader() = default;
-  Status ReadStored(const CheckpointTensor& tensor, int64_t begin, int64_t end,
-                    std::span<std::byte> out);
-  StatusOr<const SafetensorsFile*> File(const std::string& name);
+  Status LocateStored(const CheckpointTensor& tensor, int64_t begin, int64_t end,
+                      int64_t out_offset, std::vector<SourceRange>& ranges) const;
+  Status LocateCanonical(std::string_view name, int64_t begin, int64_t end, int64_t out_bytes,
+                         int64_t out_offset, std::vector<SourceRange>& ranges) const;
+  // Reads `ranges` into `out`, zeros where no range goes.
+  Status Copy(std::span<const SourceRange> ranges, std::span<std::byte> out);
+  StatusOr<OpenedFile*> File(const std::string& name);
+  Status VerifyChecksum(const std::string& name, OpenedFile& file);
 
   std::string dir_;
+  ChecksumTiming timing_ = ChecksumTiming::kBeforeReading;
   CheckpointManifest manifest_;
-  std::map<std::string, std::unique_ptr<SafetensorsFile>, std::less<>> files_;
+  std::map<std::string, std::unique_ptr<OpenedFile>, std::less<>> files_;
 };
 
 // Produces the bytes of elements [begin, end) of a planned tensor, in chunks.

@@ -18,7 +18,8 @@ struct ConvertOptions {
   int64_t nranks = 0;
   // The graph an unbalanced result must fit (its layout); null keeps the input's layout.
   const StateModel* target = nullptr;
-  // Print the copy plan and byte counts, write nothing.
+  // Print the copy plan (each output piece and the input ranges it comes from) and byte counts;
+  // write nothing.
   bool dry_run = false;
   // Consolidated: also write the optimizer states, and start a new file above this many bytes.
   bool with_states = false;
@@ -34,8 +35,9 @@ struct ConvertOptions {
 // Converts checkpoint `in` (a checkpoint folder or a --save folder) into a new folder `out` of
 // another kind or rank count, by interval intersection of the layouts: every element of the
 // result is read from the stored piece that covers it, a chunk at a time. Input checksums are
-// verified as files are opened; the result gets its own. `out` must not exist; it appears whole or
-// not at all (written under a temporary name, renamed at the end).
+// computed from the copy's own reads (each input byte is read once) and all verified before the
+// result is committed; the result gets its own. `out` must not exist; it appears whole or not at
+// all (written under a temporary name, renamed only when every input checksum matched).
 Status ConvertCheckpoint(const std::string& in, const std::string& out,
                          const ConvertOptions& options);
 
