@@ -8,6 +8,7 @@ import json
 import os
 import re
 import shutil
+import struct
 import subprocess
 import sys
 import tempfile
@@ -39,8 +40,12 @@ def main():
         run([mpiexec, "-np", "2", *preflags, exec_, graphs["mlp_demo", 2], "--data", data,
              "--steps", "2", "--save", good])
         good = os.path.join(good, "step-000001")
+        other = os.path.join(tmp, "other")
+        run([mpiexec, "-np", "2", *preflags, exec_, graphs["mlp_demo_sgd", 2], "--data", data,
+             "--steps", "2", "--save", other])
+        other = os.path.join(other, "step-000001")
 
-        def case(name, corrupt, pattern, graph=("mlp_demo", 2), nranks=2):
+        def case(name, corrupt, pattern, graph=("mlp_demo", 2), nranks=2, convert_pattern=None):
             ckpt = os.path.join(tmp, name)
             shutil.copytree(good, ckpt)
             corrupt(ckpt)
@@ -48,7 +53,7 @@ def main():
                  "--steps", "4", "--load", ckpt], 2, pattern.lstrip("^"))  # ranks' lines may interleave
             out = os.path.join(tmp, name + ".out")
             if graph == ("mlp_demo", 2):
-                run([convert, ckpt, out, "--to", "balanced"], 2, pattern)
+                run([convert, ckpt, out, "--to", "balanced"], 2, convert_pattern or pattern)
                 leftovers = [f for f in os.listdir(tmp) if f.startswith(name + ".out")]
                 assert not leftovers, f"{name}: convert left {leftovers}"
             print(f"{name}: refused ({pattern})")
@@ -76,6 +81,26 @@ def main():
             data[-1] ^= 0x01
             return data
 
+        def flip_first_tensor_byte(data):
+            (length,) = struct.unpack("<Q", data[:8])
+            data[8 + length] ^= 0x01
+            return data
+
+        def flip_metadata(data):
+            # "pt" -> "pu": the header stays valid JSON, so only the checksum can tell.
+            at = data.index(b'"format":"pt"') + len(b'"format":"p')
+            data[at] ^= 0x01
+            return data
+
+        def header_dtype(data):
+            (length,) = struct.unpack("<Q", data[:8])
+            at = data.index(b'"F32"', 8, 8 + length)
+            data[at + 1:at + 4] = b"F33"
+            return data
+
+        def manifest_of_other(ckpt):
+            shutil.copy(os.path.join(other, "manifest.json"), os.path.join(ckpt, "manifest.json"))
+
         def header_past_end(data):
             data[0:8] = (len(data) + 100).to_bytes(8, "little")
             return data
@@ -92,16 +117,33 @@ def main():
         case("overlapping_ranges", edit_manifest(overlap), r"^error: .*overlapping pieces")
         case("wrong_dtype", edit_manifest(bad_dtype), r"^error: .*unknown dtype 'F33'")
         case("flipped_byte", edit_file(rank1, flip_last), r"^error: .*fails its checksum")
+        # The converter verifies checksums from its own reads, so a byte it reads first, and one it
+        # never copies (the header), are both found before anything is committed.
+        case("flipped_first_byte", edit_file("rank-00000-of-00002.safetensors",
+                                             flip_first_tensor_byte),
+             r"^error: .*rank-00000-of-00002.safetensors' fails its checksum")
+        case("flipped_header_byte", edit_file(rank1, flip_metadata),
+             r"^error: .*rank-00001-of-00002.safetensors' fails its checksum")
+        case("header_wrong_dtype", edit_file(rank1, header_dtype),
+             r"^error: .*rank-00001-of-00002.safetensors.*F33")
         case("missing_rank_file", lambda c: os.remove(os.path.join(c, rank1)),
              r"^error: .*rank-00001-of-00002.safetensors' is missing")
         case("being_written", lambda c: os.remove(os.path.join(c, "manifest.json")),
              r"^error: .*no manifest.json: it is not a committed checkpoint")
         case("another_graph", lambda c: None, r"^error: checkpoint .* is of another model",
              graph=("mlp_demo_sgd", 2))
+        case("manifest_of_another_graph", manifest_of_other,
+             r"^error: checkpoint .* is of another model",
+             convert_pattern=r"^error: .*rank-0000[01]-of-00002.safetensors' (has \d+ bytes, the "
+                             r"manifest says|fails its checksum|does not hold)")
         case("another_layout", lambda c: None,
              r"^error: unbalanced checkpoint .* saved on 2 ranks, the graph is rewritten for 3.*"
              r"checkpoint-convert .* --to unbalanced --nranks 3 --graph", graph=("mlp_demo", 3),
              nranks=3)
+        run([convert, good, os.path.join(tmp, "sgd.out"), "--to", "unbalanced", "--graph",
+             graphs["mlp_demo_sgd", 2]], 2, r"^error: --graph trains another model")
+        assert not [f for f in os.listdir(tmp) if f.startswith("sgd.out")]
+        print("--graph of another model: refused")
         existing = os.path.join(tmp, "existing")
         os.mkdir(existing)
         run([convert, good, existing, "--to", "balanced"], 2, r"^error: OUT .* already exists")

@@ -5,9 +5,9 @@ protocol: the seed's test (seed-spec §4.7) on mlp_demo rewritten for 2 ranks wi
   steps 0-9 saving after step 2; restart from that checkpoint; the losses of steps 3-9 are
   bit-identical to the first run. In both formats, with a constant rate and with a linear warmup
   still warming up at the save.
-ranks: save balanced on 2 ranks, resume on 1 and 3; save unbalanced on 4, convert to unbalanced 2
-  (and to balanced) and resume on 2: the losses agree with an uninterrupted run on one rank within
-  1e-5 relative. The consolidated output, read with numpy alone, equals the saved parameters.
+ranks: save balanced on 2 ranks, resume on 1, 3 and 4; save unbalanced on 4, convert to unbalanced
+  2 (and to balanced 3) and resume on 2 (and 3): the losses agree with an uninterrupted run on one
+  rank within 1e-5 relative. The consolidated output, read with numpy alone, equals the saved parameters.
 
 usage: check_resume.py protocol|ranks BUILD_DIR MPIEXEC [MPI_PREFLAGS...]
 """
@@ -136,7 +136,7 @@ def main():
         balanced = os.path.join(tmp, "balanced")
         train(2, os.path.join(tmp, "save2.log"), "--save", balanced, "--save-every", "3",
               "--save-format", "balanced")
-        for n in (1, 3):
+        for n in (1, 3, 4):
             log = os.path.join(tmp, f"resume{n}.log")
             train(n, log, "--load", os.path.join(balanced, "step-000002"))
             check(log, f"balanced from 2 ranks, resumed on {n}")
