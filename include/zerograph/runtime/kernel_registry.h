@@ -85,6 +85,15 @@ class KernelRegistry {
 // Adds every CPU kernel. The one list of what the CPU backend runs.
 Status RegisterCpuKernels(KernelRegistry& registry);
 
+#if ZG_WITH_CUDA
+// Adds every CUDA kernel: the CPU's (domain, op, dtypes, type input), so a graph that runs on the
+// CPU runs on a GPU. Host inputs are the CPU's too, plus the optimizers' step scalars (lr and step
+// of AdamW, lr of SGD, R and T of Adam, Momentum and Adagrad), which a GPU kernel reads on the
+// host when it launches. Declared only in builds with the CUDA backend: without it there is
+// nothing to register, and a caller that needs GPU kernels should not compile.
+Status RegisterCudaKernels(KernelRegistry& registry);
+#endif
+
 }  // namespace zerograph::runtime
 
 #endif  // ZEROGRAPH_RUNTIME_KERNEL_REGISTRY_H_

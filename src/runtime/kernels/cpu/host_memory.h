@@ -9,8 +9,8 @@
 
 namespace zerograph::runtime {
 
-// The memory policy of the data-movement kernels (kernels/data_movement.h) on the CPU: memcpy and
-// memset, run synchronously on the stream's worker thread.
+// The memory policy of the data-movement kernels (kernels/shape_ops.h, fused_buffers.h) on the
+// CPU: memcpy and memset, run synchronously on the stream's worker thread.
 struct HostMemory {
   // Copies `bytes` from `src` to `dst` unless they are the same memory (an output the executor
   // made a view of its input).

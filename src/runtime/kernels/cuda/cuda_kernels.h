@@ -1,0 +1,19 @@
+#ifndef ZEROGRAPH_SRC_RUNTIME_KERNELS_CUDA_CUDA_KERNELS_H_
+#define ZEROGRAPH_SRC_RUNTIME_KERNELS_CUDA_CUDA_KERNELS_H_
+
+#include "zerograph/core/status.h"
+#include "zerograph/runtime/kernel_registry.h"
+
+namespace zerograph::runtime {
+
+// Each family of CUDA kernels registers itself here; RegisterCudaKernels calls them all. Each
+// registers the ops, dtypes and type input of its CPU counterpart in kernels/cpu/.
+Status RegisterCudaElementwiseKernels(KernelRegistry& registry);   // binary, unary ops, Cast
+Status RegisterCudaMatMulKernels(KernelRegistry& registry);        // MatMul Gemm (cuBLAS)
+Status RegisterCudaReduceKernels(KernelRegistry& registry);        // ReduceSum ReduceMean
+Status RegisterCudaDataMovementKernels(KernelRegistry& registry);  // shape ops, fused buffers
+Status RegisterCudaOptimizerKernels(KernelRegistry& registry);  // AdamW SGD Adam Momentum Adagrad
+
+}  // namespace zerograph::runtime
+
+#endif  // ZEROGRAPH_SRC_RUNTIME_KERNELS_CUDA_CUDA_KERNELS_H_

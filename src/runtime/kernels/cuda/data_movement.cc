@@ -1,0 +1,76 @@
+// Data movement on CUDA: the shared Identity, Reshape, Constant and fused-buffer kernels through
+// CudaMemory (cudaMemcpyAsync / cudaMemsetAsync on the kernel's stream), and Transpose as a
+// strided gather (elementwise.cu). Registered for the CPU's ops and dtypes.
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "runtime/kernels/cpu/broadcast.h"
+#include "runtime/kernels/cuda/cuda_kernel_util.h"
+#include "runtime/kernels/cuda/cuda_kernels.h"
+#include "runtime/kernels/cuda/elementwise_launch.h"
+#include "runtime/kernels/fused_buffers.h"
+#include "runtime/kernels/kernel_util.h"
+#include "runtime/kernels/shape_ops.h"
+#include "zerograph/ir/op_role.h"
+
+namespace zerograph::runtime {
+namespace {
+
+class CudaTransposeKernel final : public TransposeKernelBase {
+ public:
+  using TransposeKernelBase::TransposeKernelBase;
+
+ protected:
+  Status ComputeImpl(const KernelContext& ctx) const override {
+    const DeviceTensor& x = *ctx.inputs[0];
+    DeviceTensor& y = *ctx.outputs[0];
+    ZG_ASSIGN_OR_RETURN(std::vector<int64_t> perm, Perm(x.shape().size()));
+    // Walk the output in order; the input's strides, permuted, say where each element comes from.
+    Shape strides(perm.size());
+    for (size_t i = 0; i < perm.size(); ++i) strides[i] = x.strides()[static_cast<size_t>(perm[i])];
+    ZG_ASSIGN_OR_RETURN(const cuda::StridedIndexer index,
+                        MakeStridedIndexer(CollapsePlan(y.shape(), {strides})));
+    return CudaLaunchStatus(cuda::LaunchGather(x.element_size(), x.data(), y.data(), y.numel(),
+                                               index, NativeStream(ctx)),
+                            "transpose kernel");
+  }
+};
+
+}  // namespace
+
+Status RegisterCudaDataMovementKernels(KernelRegistry& registry) {
+  using enum DataType;
+  constexpr auto kCuda = DeviceType::kCuda;
+  const std::vector<DataType> all(std::begin(kAllDtypes), std::end(kAllDtypes));
+  ZG_RETURN_IF_ERROR(registry.Register(
+      {"", "Identity", kCuda, all, 0, {}, MakeKernel<IdentityKernel<CudaMemory>>}));
+  ZG_RETURN_IF_ERROR(registry.Register(
+      {"", "Reshape", kCuda, all, 0, {1}, MakeKernelWithAttrs<ReshapeKernel<CudaMemory>>}));
+  ZG_RETURN_IF_ERROR(registry.Register(
+      {"", "Transpose", kCuda, all, 0, {}, MakeKernelWithAttrs<CudaTransposeKernel>}));
+  ZG_RETURN_IF_ERROR(registry.Register({"",
+                                        "Constant",
+                                        kCuda,
+                                        {kUndefined},
+                                        -1,
+                                        {},
+                                        MakeKernelWithAttrs<ConstantKernel<CudaMemory>>}));
+  const std::string domain(kZerographDomain);
+  ZG_RETURN_IF_ERROR(registry.Register(
+      {domain, "CoalesceTensors", kCuda, all, 0, {}, &CoalesceTensorsKernel<CudaMemory>::Create}));
+  ZG_RETURN_IF_ERROR(registry.Register(
+      {domain, "TensorViews", kCuda, all, 0, {}, &TensorViewsKernel<CudaMemory>::Create}));
+  ZG_RETURN_IF_ERROR(registry.Register(
+      {domain, "LocalShard", kCuda, all, 0, {}, &LocalShardKernel<CudaMemory>::Create}));
+  return registry.Register({domain,
+                            "Nop",
+                            kCuda,
+                            {kFloat32, kFloat16, kBFloat16},
+                            0,
+                            {},
+                            MakeKernel<NopKernel<CudaMemory>>});
+}
+
+}  // namespace zerograph::runtime

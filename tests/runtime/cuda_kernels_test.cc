@@ -1,0 +1,266 @@
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "runtime/kernel_test_util.h"
+#include "zerograph/ir/op_role.h"
+#include "zerograph/runtime/cuda.h"
+#include "zerograph/runtime/kernel_registry.h"
+
+namespace zerograph::runtime {
+namespace {
+
+using testing::ExpectNear;
+using testing::KernelRunner;
+using testing::UnitRoundoff;
+using testing::Values;
+
+// The host inputs a CUDA kernel has beyond its CPU twin: the optimizers' step scalars.
+const std::map<std::pair<std::string, std::string>, std::vector<int>> kExtraCudaHostInputs = {
+    {{"org.zerograph", "AdamW"}, {0, 1}},
+    {{"org.zerograph", "SGD"}, {0}},
+    {{"ai.onnx.preview.training", "Adam"}, {0, 1}},
+    {{"ai.onnx.preview.training", "Momentum"}, {0, 1}},
+    {{"ai.onnx.preview.training", "Adagrad"}, {0, 1}},
+};
+
+// Every CPU kernel key has a CUDA kernel with the same type input and host inputs (plus the
+// optimizers' scalars), and CUDA has nothing the CPU lacks. Needs no GPU.
+TEST(CudaKernelRegistrationTest, MirrorsEveryCpuKernel) {
+  KernelRegistry registry;
+  ASSERT_TRUE(RegisterCpuKernels(registry).ok());
+  const Status cuda = RegisterCudaKernels(registry);
+  ASSERT_TRUE(cuda.ok()) << cuda.ToString();
+  std::set<std::tuple<std::string, std::string, DataType>> cpu_keys, cuda_keys;
+  for (const KernelKey& key : registry.Keys()) {
+    (key.device == DeviceType::kCpu ? cpu_keys : cuda_keys)
+        .emplace(key.domain, key.op_type, key.dtype);
+  }
+  EXPECT_EQ(cpu_keys, cuda_keys);
+  for (const auto& [domain, op, dtype] : cpu_keys) {
+    const std::string what = StrCat(domain, "::", op, " ", DataTypeName(dtype));
+    const KernelDef* cpu = registry.Find(domain, op, DeviceType::kCpu, dtype);
+    const KernelDef* gpu = registry.Find(domain, op, DeviceType::kCuda, dtype);
+    ASSERT_NE(gpu, nullptr) << what;
+    EXPECT_EQ(gpu->type_input, cpu->type_input) << what;
+    auto extra = kExtraCudaHostInputs.find({domain, op});
+    if (extra == kExtraCudaHostInputs.end()) {
+      EXPECT_EQ(gpu->host_inputs, cpu->host_inputs) << what;
+    } else {
+      EXPECT_TRUE(cpu->host_inputs.empty()) << what;
+      EXPECT_EQ(gpu->host_inputs, extra->second) << what;
+    }
+  }
+}
+
+// Runs nodes on GPU 0 through the CUDA registration: inputs copied to the GPU except the
+// kernel's host inputs, outputs copied back into host tensors of `host`'s device.
+class CudaRunner {
+ public:
+  explicit CudaRunner(KernelRunner& host) : host_(host) {
+    device_ = std::move(CreateCudaDevice(0)).value();
+    stream_ = std::move(device_->CreateStream("compute")).value();
+    EXPECT_TRUE(RegisterCudaKernels(registry_).ok());
+  }
+
+  StatusOr<std::vector<DeviceTensor>> Run(const Node& node,
+                                          const std::vector<DeviceTensor>& inputs) {
+    std::vector<DataType> dtypes;
+    std::vector<TensorSpec> specs;
+    for (const DeviceTensor& t : inputs) {
+      dtypes.push_back(t.empty() ? DataType::kUndefined : t.dtype());
+      specs.push_back(TensorSpec{t.dtype(), t.shape()});
+    }
+    ZG_ASSIGN_OR_RETURN(std::unique_ptr<OpKernel> kernel,
+                        registry_.CreateKernel(node, DeviceType::kCuda, dtypes));
+    std::vector<DeviceTensor> placed(inputs.size());
+    std::vector<const TensorSpec*> spec_ptrs;
+    std::vector<const DeviceTensor*> input_ptrs, values;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      bool host = false;
+      for (int h : kernel->host_inputs()) host |= static_cast<size_t>(h) == i;
+      if (!inputs[i].empty()) {
+        if (host) {
+          placed[i] = inputs[i];
+        } else {
+          ZG_ASSIGN_OR_RETURN(
+              placed[i], DeviceTensor::Allocate(*device_, inputs[i].dtype(), inputs[i].shape()));
+          ZG_RETURN_IF_ERROR(device_->CopyFromHost(
+              {static_cast<const std::byte*>(inputs[i].data()), inputs[i].byte_size()}, placed[i]));
+        }
+      }
+      spec_ptrs.push_back(inputs[i].empty() ? nullptr : &specs[i]);
+      input_ptrs.push_back(inputs[i].empty() ? nullptr : &placed[i]);
+      values.push_back(host && !inputs[i].empty() ? &placed[i] : nullptr);
+    }
+    ZG_ASSIGN_OR_RETURN(std::vector<OutputInfo> infos,
+                        kernel->InferOutputs(ShapeContext{spec_ptrs, values}));
+    std::vector<DeviceTensor> outputs;
+    for (const OutputInfo& info : infos) {
+      ZG_ASSIGN_OR_RETURN(DeviceTensor out,
+                          DeviceTensor::Allocate(*device_, info.spec.dtype, info.spec.shape));
+      outputs.push_back(std::move(out));
+    }
+    std::vector<DeviceTensor*> output_ptrs;
+    for (DeviceTensor& t : outputs) output_ptrs.push_back(&t);
+    KernelContext ctx{input_ptrs, output_ptrs, stream_.get(), nullptr};
+    ZG_RETURN_IF_ERROR(stream_->Enqueue([&] { return kernel->Compute(ctx); }));
+    ZG_RETURN_IF_ERROR(stream_->Synchronize());
+    std::vector<DeviceTensor> results;
+    for (const DeviceTensor& out : outputs) {
+      ZG_ASSIGN_OR_RETURN(DeviceTensor copy,
+                          DeviceTensor::Allocate(host_.device(), out.dtype(), out.shape()));
+      ZG_RETURN_IF_ERROR(
+          device_->CopyToHost(out, {static_cast<std::byte*>(copy.data()), copy.byte_size()}));
+      results.push_back(std::move(copy));
+    }
+    return results;
+  }
+
+ private:
+  KernelRunner& host_;
+  std::unique_ptr<Device> device_;
+  std::unique_ptr<Stream> stream_;
+  KernelRegistry registry_;
+};
+
+class CudaKernelsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (CudaDeviceCount() == 0) GTEST_SKIP() << "no CUDA GPU: nothing to compare on this machine";
+    cuda_ = std::make_unique<CudaRunner>(cpu_);
+  }
+
+  // Runs the node on both devices; expects every output within rtol (and an absolute floor of
+  // rtol, for values near 0) of the CPU's.
+  void ExpectSame(std::string_view domain, std::string_view op,
+                  const std::vector<DeviceTensor>& inputs, size_t num_outputs,
+                  const std::vector<Attr>& attrs, double rtol) {
+    Node* node = cpu_.MakeNode(domain, op, inputs, num_outputs, attrs);
+    StatusOr<std::vector<DeviceTensor>> expected = cpu_.Run(*node, inputs);
+    ASSERT_TRUE(expected.ok()) << expected.status().ToString();
+    StatusOr<std::vector<DeviceTensor>> actual = cuda_->Run(*node, inputs);
+    ASSERT_TRUE(actual.ok()) << actual.status().ToString();
+    ASSERT_EQ(actual->size(), expected->size());
+    for (size_t i = 0; i < expected->size(); ++i) {
+      EXPECT_EQ((*actual)[i].shape(), (*expected)[i].shape()) << op << " output " << i;
+      ExpectNear(Values((*actual)[i]), Values((*expected)[i]), rtol, rtol,
+                 StrCat(op, " output ", i));
+    }
+  }
+
+  KernelRunner cpu_;
+  std::unique_ptr<CudaRunner> cuda_;
+};
+
+const DataType kFloatDtypes[] = {DataType::kFloat32, DataType::kFloat16, DataType::kBFloat16};
+
+// Element-wise ops agree with the CPU exactly (one rounding each) in every float dtype, with and
+// without broadcasting.
+TEST_F(CudaKernelsTest, ElementwiseOpsMatchCpu) {
+  for (DataType dtype : kFloatDtypes) {
+    const DeviceTensor a = cpu_.Random(dtype, {4, 33}, 1);
+    const DeviceTensor b = cpu_.Random(dtype, {4, 33}, 2, 0.5, 2);
+    const DeviceTensor row = cpu_.Random(dtype, {33}, 3, 0.5, 2);
+    const DeviceTensor column = cpu_.Random(dtype, {4, 1}, 4, 0.5, 2);
+    for (const char* op : {"Add", "Sub", "Mul", "Div", "Greater"}) {
+      ExpectSame("", op, {a, b}, 1, {}, 0);
+      ExpectSame("", op, {a, row}, 1, {}, 0);
+      ExpectSame("", op, {column, row}, 1, {}, 0);
+    }
+    ExpectSame(kZerographDomain, "ReluGrad", {a, b}, 1, {}, 0);
+    for (const char* op : {"Relu", "Neg"}) ExpectSame("", op, {a}, 1, {}, 0);
+    ExpectSame("", "Sqrt", {b}, 1, {}, 0);
+    ExpectSame("", "Cast", {a}, 1, {Attr("to", int64_t{1})}, 0);   // to fp32
+    ExpectSame("", "Cast", {a}, 1, {Attr("to", int64_t{10})}, 0);  // to fp16
+    ExpectSame("", "Transpose", {cpu_.Random(dtype, {2, 3, 5}, 5)}, 1,
+               {Attr("perm", std::vector<int64_t>{2, 0, 1})}, 0);
+  }
+}
+
+// Reductions accumulate in double on both devices, in different orders: at most one unit in the
+// last place apart after the final rounding.
+TEST_F(CudaKernelsTest, ReductionsMatchCpu) {
+  for (DataType dtype : kFloatDtypes) {
+    const DeviceTensor x = cpu_.Random(dtype, {8, 3, 1500}, 6);
+    for (const std::vector<int64_t>& axes :
+         std::vector<std::vector<int64_t>>{{0}, {2}, {0, 2}, {1}}) {
+      const DeviceTensor axes_tensor =
+          cpu_.MakeTensor(DataType::kInt64, {static_cast<int64_t>(axes.size())},
+                          std::vector<double>(axes.begin(), axes.end()));
+      ExpectSame("", "ReduceSum", {x, axes_tensor}, 1, {}, 2 * UnitRoundoff(dtype));
+      ExpectSame("", "ReduceMean", {x, axes_tensor}, 1, {Attr("keepdims", int64_t{0})},
+                 2 * UnitRoundoff(dtype));
+    }
+  }
+}
+
+// MatMul with broadcast batch dimensions and Gemm with transposes and a broadcast C, in fp32
+// (cuBLAS's order of summation differs from BLAS's: a few units of roundoff per K).
+TEST_F(CudaKernelsTest, MatrixProductsMatchCpu) {
+  const DataType f32 = DataType::kFloat32;
+  const double tolerance = 64 * UnitRoundoff(f32);
+  ExpectSame("", "MatMul", {cpu_.Random(f32, {2, 1, 5, 7}, 7), cpu_.Random(f32, {3, 7, 4}, 8)}, 1,
+             {}, tolerance);
+  ExpectSame("", "MatMul", {cpu_.Random(f32, {6, 5, 7}, 9), cpu_.Random(f32, {7, 4}, 10)}, 1, {},
+             tolerance);
+  ExpectSame("", "MatMul", {cpu_.Random(f32, {7}, 11), cpu_.Random(f32, {2, 7, 4}, 12)}, 1, {},
+             tolerance);
+  ExpectSame(
+      "", "Gemm",
+      {cpu_.Random(f32, {7, 5}, 13), cpu_.Random(f32, {4, 7}, 14), cpu_.Random(f32, {4}, 15)}, 1,
+      {Attr("transA", int64_t{1}), Attr("transB", int64_t{1}), Attr("alpha", 0.5),
+       Attr("beta", 2.0)},
+      tolerance);
+}
+
+// The fused multi-tensor AdamW equals the CPU's bit for bit: three tensors (one not a multiple of
+// the vector width) in one launch, every dtype, at step 3.
+TEST_F(CudaKernelsTest, FusedAdamWMatchesCpu) {
+  for (DataType dtype : kFloatDtypes) {
+    const std::vector<Shape> shapes = {{64, 8}, {37}, {1000}};
+    std::vector<DeviceTensor> inputs = {cpu_.MakeTensor(DataType::kFloat32, {}, {1e-3}),
+                                        cpu_.MakeTensor(DataType::kInt64, {}, {3})};
+    uint32_t seed = 20;
+    for (int group = 0; group < 4; ++group) {
+      for (const Shape& shape : shapes) {
+        const double scale = group == 1 ? 1e-2 : group == 2 ? 1e-3 : group == 3 ? 1e-6 : 1;
+        inputs.push_back(cpu_.Random(dtype, shape, seed++, group == 3 ? 0 : -scale, scale));
+      }
+    }
+    ExpectSame(kZerographDomain, "AdamW", inputs, 9, {}, 0);
+    std::vector<DeviceTensor> sgd = {inputs[0]};
+    for (size_t i = 2; i < 2 + 2 * shapes.size(); ++i) sgd.push_back(inputs[i]);
+    ExpectSame(kZerographDomain, "SGD", sgd, shapes.size(), {}, 0);
+  }
+}
+
+// The fused-buffer ops move the same bytes: padding zeroed, views and shards where the CPU puts
+// them.
+TEST_F(CudaKernelsTest, FusedBufferOpsMatchCpu) {
+  for (DataType dtype : kFloatDtypes) {
+    const DeviceTensor a = cpu_.Random(dtype, {3, 5}, 30);
+    const DeviceTensor b = cpu_.Random(dtype, {7}, 31);
+    ExpectSame(kZerographDomain, "CoalesceTensors", {a, b}, 1,
+               {Attr("offsets", std::vector<int64_t>{0, 16}),
+                Attr("numels", std::vector<int64_t>{15, 7}), Attr("total", int64_t{32})},
+               0);
+    const DeviceTensor fused = cpu_.Random(dtype, {32}, 32);
+    ExpectSame(
+        kZerographDomain, "TensorViews", {fused}, 2,
+        {Attr("offsets", std::vector<int64_t>{0, 16}),
+         Attr("shapes", std::vector<int64_t>{3, 5, 7}), Attr("ranks", std::vector<int64_t>{2, 1})},
+        0);
+    ExpectSame(kZerographDomain, "LocalShard", {fused}, 1, {}, 0);
+    ExpectSame(kZerographDomain, "Nop", {fused, a}, 1, {}, 0);
+  }
+}
+
+}  // namespace
+}  // namespace zerograph::runtime
