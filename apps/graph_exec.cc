@@ -20,6 +20,7 @@
 #include "zerograph/ir/graph.h"
 #include "zerograph/onnx/load_model.h"
 #include "zerograph/runtime/communicator.h"
+#include "zerograph/runtime/cuda.h"
 #include "zerograph/runtime/device.h"
 #include "zerograph/runtime/kernel_registry.h"
 #include "zerograph/runtime/run_once.h"
@@ -47,7 +48,8 @@ struct GraphExecOptions {
   std::string load_dir;
   std::string trace;
   std::string loss_log;
-  std::string device = "cpu";
+  // Set in SetUpGraphExec: "cuda" when a GPU is visible, else "cpu".
+  std::string device;
   // --run-once: run an inference model once on inputs from a folder (kernel checks).
   std::string run_once_model;
   std::string input_dir;
@@ -117,7 +119,10 @@ void SetUpGraphExec(CLI::App& app, GraphExecOptions& options) {
   CLI::Option* loss_log =
       app.add_option("--loss-log", options.loss_log, "Write each step's loss, with its exact bits")
           ->type_name("FILE");
-  app.add_option("--device", options.device, "Where to run")
+  options.device = runtime::CudaDeviceCount() > 0 ? "cuda" : "cpu";
+  app.add_option("--device", options.device,
+                 "Where to run: cuda (one GPU per rank, NCCL) or cpu (MPI); the default is cuda "
+                 "when a GPU is visible")
       ->check(CLI::IsMember({"cpu", "cuda"}))
       ->capture_default_str();
   CLI::Option* run_once =
@@ -190,17 +195,57 @@ StatusOr<LrSchedule> MakeSchedule(const GraphExecOptions& options) {
   return schedule;
 }
 
-Status Train(const GraphExecOptions& options) {
-  if (options.device == "cuda") {
-    return UnimplementedError(
-        "graph-exec: --device cuda needs the CUDA backend, which is not built yet (issue 'The "
-        "CUDA + NCCL backend'); use --device cpu");
-  }
-  ZG_ASSIGN_OR_RETURN(std::unique_ptr<runtime::Communicator> comm,
-                      runtime::CreateWorldCommunicator());
-  std::unique_ptr<runtime::Device> device = runtime::CreateCpuDevice();
+// Where the ranks run and how they talk. Members are destroyed in reverse order: the communicator
+// before the device it works on.
+struct Backend {
+  std::unique_ptr<runtime::JobRanks> ranks;  // CUDA only
+  std::unique_ptr<runtime::Device> device;
+  std::unique_ptr<runtime::Communicator> comm;
   runtime::KernelRegistry registry;
-  ZG_RETURN_IF_ERROR(runtime::RegisterCpuKernels(registry));
+};
+
+// CPU: MPI (or one rank) and the CPU kernels. CUDA: the GPU of this rank's place on its machine,
+// NCCL, and the CUDA kernels beside the CPU ones.
+StatusOr<Backend> MakeBackend(std::string_view device_name) {
+  Backend backend;
+  ZG_RETURN_IF_ERROR(runtime::RegisterCpuKernels(backend.registry));
+  if (device_name == "cpu") {
+    ZG_ASSIGN_OR_RETURN(backend.comm, runtime::CreateWorldCommunicator());
+    backend.device = runtime::CreateCpuDevice();
+    return backend;
+  }
+  if (!runtime::CudaBackendBuilt()) {
+    return UnavailableError(
+        "--device cuda: this graph-exec was built without the CUDA backend (rebuild with a CUDA "
+        "toolkit and NCCL, see cmake/cuda.cmake), or run with --device cpu");
+  }
+  const int gpus = runtime::CudaDeviceCount();
+  if (gpus == 0) {
+    return UnavailableError(
+        "--device cuda: no CUDA GPU is visible to this process (no GPU, no CUDA driver, or "
+        "CUDA_VISIBLE_DEVICES hides them); run with --device cpu");
+  }
+  ZG_ASSIGN_OR_RETURN(backend.ranks, runtime::JobRanks::Discover());
+  const runtime::JobRanks& ranks = *backend.ranks;
+  if (ranks.local_rank() >= gpus) {
+    return UnavailableError(StrCat("--device cuda: rank ", ranks.rank(), " is rank ",
+                                   ranks.local_rank(), " of ", ranks.local_size(),
+                                   " on its machine, which has ", gpus,
+                                   " GPU(s): launch at most one rank per GPU"));
+  }
+  ZG_ASSIGN_OR_RETURN(backend.device, runtime::CreateCudaDevice(ranks.local_rank()));
+  ZG_ASSIGN_OR_RETURN(backend.comm, runtime::CreateNcclCommunicator(*backend.device, ranks));
+#if ZG_WITH_CUDA
+  ZG_RETURN_IF_ERROR(runtime::RegisterCudaKernels(backend.registry));
+#endif
+  return backend;
+}
+
+Status Train(const GraphExecOptions& options) {
+  ZG_ASSIGN_OR_RETURN(Backend backend, MakeBackend(options.device));
+  std::unique_ptr<runtime::Communicator>& comm = backend.comm;
+  std::unique_ptr<runtime::Device>& device = backend.device;
+  const runtime::KernelRegistry& registry = backend.registry;
 
   std::unique_ptr<Graph> graph;
   std::unique_ptr<Trainer> trainer;

@@ -13,6 +13,7 @@
 #include "zerograph/ir/training_spec.h"
 #include "zerograph/passes/overlap.h"
 #include "zerograph/runtime/communicator.h"
+#include "zerograph/runtime/cuda.h"
 #include "zerograph/runtime/device.h"
 #include "zerograph/runtime/kernel_registry.h"
 #include "zerograph/runtime/stream.h"
@@ -112,6 +113,11 @@ class Executor::Impl {
   Status AssignBuffers();
   Status BuildSchedule();
   Status Materialize(const Value& value);
+  StatusOr<const DeviceTensor*> HostMirror(const Value& value, const Node& reader);
+  // Whether `kernel` reads input `i` from a host mirror (the device is not host accessible).
+  bool ReadsFromHostMirror(const OpKernel& kernel, size_t i) const;
+  // A state-binding copy in the compute stream's order.
+  Status CopyBinding(const BindingCopy& copy);
   Event* DoneEvent(size_t planned_index);
 
   const Graph& graph_;
@@ -125,6 +131,10 @@ class Executor::Impl {
   std::vector<Root> roots_;
   std::vector<std::optional<Placement>> placements_;  // by value id
   std::vector<DeviceTensor> tensors_;                 // by value id
+  // Where the device's memory is not host accessible (CUDA): host copies of the values kernels
+  // read on the host (lr, step, shapes), by value id, in memory of `host_device_`.
+  std::unique_ptr<Device> host_device_;
+  std::unordered_map<int64_t, DeviceTensor> host_mirrors_;
   std::vector<PlannedNode> planned_;
   std::unordered_map<const Node*, size_t> planned_index_;
   std::vector<BindingCopy> binding_copies_;
@@ -295,15 +305,24 @@ Status Executor::Impl::PlaceNode(int64_t index, const Node& node, const KernelRe
                  "' before it is planned");
     input_specs[i] = &placement->spec;
     input_dtypes[i] = placement->spec.dtype;
-    // Shape inference may read constants only: inputs are filled after planning, every step.
-    const bool constant = input->initializer() != nullptr ||
-                          (input->producer() != nullptr && input->producer()->num_inputs() == 0);
-    const DeviceTensor& tensor = tensors_[static_cast<size_t>(input->id())];
-    if (constant && !tensor.empty()) input_values[i] = &tensor;
   }
   ZG_ASSIGN_OR_RETURN(
       std::unique_ptr<OpKernel> kernel,
       registry.CreateKernel(node, device_.type(), input_dtypes, comm_.rank(), comm_.size()));
+  for (size_t i = 0; i < node.num_inputs(); ++i) {
+    const Value* input = node.input(i);
+    if (input == nullptr) continue;
+    // Shape inference may read constants only: inputs are filled after planning, every step.
+    const bool constant = input->initializer() != nullptr ||
+                          (input->producer() != nullptr && input->producer()->num_inputs() == 0);
+    const DeviceTensor* tensor = &tensors_[static_cast<size_t>(input->id())];
+    if (ReadsFromHostMirror(*kernel, i)) {
+      ZG_ASSIGN_OR_RETURN(tensor, HostMirror(*input, node));
+    } else if (!device_.host_accessible()) {
+      continue;  // in device memory, which shape inference on the host cannot read
+    }
+    if (constant && !tensor->empty()) input_values[i] = tensor;
+  }
   ZG_ASSIGN_OR_RETURN(std::vector<OutputInfo> infos,
                       kernel->InferOutputs(ShapeContext{input_specs, input_values}));
   const bool is_coalesce = node.Is(kZerographDomain, "CoalesceTensors");
@@ -388,6 +407,38 @@ Status Executor::Impl::PlaceNode(int64_t index, const Node& node, const KernelRe
   return Status::Ok();
 }
 
+bool Executor::Impl::ReadsFromHostMirror(const OpKernel& kernel, size_t i) const {
+  if (device_.host_accessible()) return false;
+  const std::vector<int>& host = kernel.host_inputs();
+  return std::find(host.begin(), host.end(), static_cast<int>(i)) != host.end();
+}
+
+// The host copy of `value` for `reader`, made on first use: graph inputs (SetInput fills it
+// beside the device's copy), initializers and constants (copied from the device once, now). A
+// value the device computes every step has none: reading it on the host would need a copy and a
+// wait inside the step.
+StatusOr<const DeviceTensor*> Executor::Impl::HostMirror(const Value& value, const Node& reader) {
+  if (auto it = host_mirrors_.find(value.id()); it != host_mirrors_.end()) return &it->second;
+  const bool constant = value.initializer() != nullptr ||
+                        (value.producer() != nullptr && value.producer()->num_inputs() == 0);
+  if ((!constant && !value.is_graph_input()) || binding_targets_.count(value.id()) > 0) {
+    return UnimplementedError(
+        StrCat(Label(reader), " reads '", value.name(), "' on the host, but ", device_.name(),
+               " computes or updates it every step; on a device the host cannot read, only graph "
+               "inputs, initializers and constants can be read on the host"));
+  }
+  if (host_device_ == nullptr) host_device_ = CreateCpuDevice();
+  const DeviceTensor& on_device = tensors_[static_cast<size_t>(value.id())];
+  ZG_ASSIGN_OR_RETURN(DeviceTensor mirror,
+                      DeviceTensor::Allocate(*host_device_, on_device.dtype(), on_device.shape()));
+  if (constant) {
+    ZG_RETURN_IF_ERROR(device_.CopyToHost(
+        on_device,
+        std::span<std::byte>(static_cast<std::byte*>(mirror.data()), mirror.byte_size())));
+  }
+  return &host_mirrors_.emplace(value.id(), std::move(mirror)).first->second;
+}
+
 Status Executor::Impl::Materialize(const Value& value) {
   const Placement& placement = *placements_[static_cast<size_t>(value.id())];
   const Root& root = roots_[static_cast<size_t>(placement.root)];
@@ -456,10 +507,16 @@ Status Executor::Impl::BuildSchedule() {
   for (size_t p = 0; p < planned_.size(); ++p) {
     PlannedNode& planned = planned_[p];
     const Node& node = *planned.node;
-    for (const Value* input : node.inputs()) {
-      planned.inputs.push_back(input == nullptr ? nullptr
-                                                : &tensors_[static_cast<size_t>(input->id())]);
-      if (input == nullptr || input->producer() == nullptr) continue;
+    for (size_t i = 0; i < node.num_inputs(); ++i) {
+      const Value* input = node.input(i);
+      if (input == nullptr) {
+        planned.inputs.push_back(nullptr);
+        continue;
+      }
+      planned.inputs.push_back(ReadsFromHostMirror(*planned.kernel, i)
+                                   ? &host_mirrors_.at(input->id())
+                                   : &tensors_[static_cast<size_t>(input->id())]);
+      if (input->producer() == nullptr) continue;
       auto producer = planned_index_.find(input->producer());
       if (producer == planned_index_.end() || planned_[producer->second].elided) continue;
       if (planned_[producer->second].stream == planned.stream) continue;
@@ -547,6 +604,9 @@ Status Executor::Impl::SetInput(std::string_view name, std::span<const std::byte
   DeviceTensor& tensor = tensors_[static_cast<size_t>(value->id())];
   ZG_RETURN_IF_NOT(bytes.size() == tensor.byte_size(), "input '", name, "' takes ",
                    tensor.byte_size(), " bytes (", tensor.ToString(), "), got ", bytes.size());
+  if (auto mirror = host_mirrors_.find(value->id()); mirror != host_mirrors_.end()) {
+    ZG_RETURN_IF_ERROR(host_device_->CopyFromHost(bytes, mirror->second));
+  }
   return device_.CopyFromHost(bytes, tensor);
 }
 
@@ -558,6 +618,9 @@ Status Executor::Impl::Run() {
     ZG_RETURN_IF_ERROR(planned.stream->Enqueue([this, &planned, step = run]() -> Status {
       KernelContext ctx{planned.inputs, planned.outputs, planned.stream, &comm_};
       if (!options_.trace) return planned.kernel->Compute(ctx);
+      // On CPU the task is the kernel's run on the stream's thread. On CUDA the task runs on the
+      // host thread and only launches the kernel, so these are the host's launch times, not the
+      // GPU's; they show the order of launches and where the host waits.
       const double start = MicrosecondsNow();
       Status status = planned.kernel->Compute(ctx);
       const double end = MicrosecondsNow();
@@ -571,13 +634,18 @@ Status Executor::Impl::Run() {
   Stream& compute = compute_stream();
   for (const BindingCopy& copy : binding_copies_) {
     if (copy.wait != nullptr) ZG_RETURN_IF_ERROR(compute.WaitEvent(*copy.wait));
-    ZG_RETURN_IF_ERROR(compute.Enqueue([copy]() -> Status {
-      ZG_RET_CHECK(copy.to->device().host_accessible(), "state binding copies need host memory");
-      std::memcpy(copy.to->data(), copy.from->data(), copy.from->byte_size());
-      return Status::Ok();
-    }));
+    ZG_RETURN_IF_ERROR(compute.Enqueue([this, copy] { return CopyBinding(copy); }));
   }
   return Synchronize();
+}
+
+Status Executor::Impl::CopyBinding(const BindingCopy& copy) {
+  if (device_.host_accessible()) {
+    std::memcpy(copy.to->data(), copy.from->data(), copy.from->byte_size());
+    return Status::Ok();
+  }
+  ZG_RET_CHECK(device_.type() == DeviceType::kCuda, "state binding copies on ", device_.name());
+  return CudaCopyAsync(*copy.from, *copy.to, compute_stream());
 }
 
 Status Executor::Impl::Synchronize() {
