@@ -56,10 +56,13 @@ std::string CudaStream::Where() const { return StrCat(device().name(), " stream 
 Status CudaStream::EnqueueImpl(Task task) {
   if (!error_.ok()) return Status::Ok();  // dropped; Synchronize reports the error
   ZG_RETURN_IF_ERROR(cuda_.MakeCurrent());
+  // A kernel launch that failed (a bad launch configuration) says so only in cudaGetLastError:
+  // clear what calls before the task left there, then look after it. "Not ready" is the answer of
+  // a query (the allocator's event polls), not a failure.
+  cudaGetLastError();
   Status status = task();
-  // A kernel launch that failed (a bad launch configuration) says so only here.
   const cudaError_t launch = cudaGetLastError();
-  if (status.ok() && launch != cudaSuccess) {
+  if (status.ok() && launch != cudaSuccess && launch != cudaErrorNotReady) {
     status = CudaStatus(launch, Where(), "a kernel launch of the task");
   }
   if (!status.ok()) error_ = std::move(status);
