@@ -63,10 +63,13 @@ TEST(CudaKernelRegistrationTest, MirrorsEveryCpuKernel) {
 // kernel's host inputs, outputs copied back into host tensors of `host`'s device.
 class CudaRunner {
  public:
-  explicit CudaRunner(KernelRunner& host) : host_(host) {
-    device_ = std::move(CreateCudaDevice(0)).value();
-    stream_ = std::move(device_->CreateStream("compute")).value();
-    EXPECT_TRUE(RegisterCudaKernels(registry_).ok());
+  // GPU 0 with a stream and the CUDA kernels.
+  static StatusOr<std::unique_ptr<CudaRunner>> Create(KernelRunner& host) {
+    auto runner = std::unique_ptr<CudaRunner>(new CudaRunner(host));
+    ZG_ASSIGN_OR_RETURN(runner->device_, CreateCudaDevice(0));
+    ZG_ASSIGN_OR_RETURN(runner->stream_, runner->device_->CreateStream("compute"));
+    ZG_RETURN_IF_ERROR(RegisterCudaKernels(runner->registry_));
+    return runner;
   }
 
   StatusOr<std::vector<DeviceTensor>> Run(const Node& node,
@@ -124,6 +127,8 @@ class CudaRunner {
   }
 
  private:
+  explicit CudaRunner(KernelRunner& host) : host_(host) {}
+
   KernelRunner& host_;
   std::unique_ptr<Device> device_;
   std::unique_ptr<Stream> stream_;
@@ -134,7 +139,9 @@ class CudaKernelsTest : public ::testing::Test {
  protected:
   void SetUp() override {
     if (CudaDeviceCount() == 0) GTEST_SKIP() << "no CUDA GPU: nothing to compare on this machine";
-    cuda_ = std::make_unique<CudaRunner>(cpu_);
+    StatusOr<std::unique_ptr<CudaRunner>> cuda = CudaRunner::Create(cpu_);
+    ASSERT_TRUE(cuda.ok()) << cuda.status().ToString();
+    cuda_ = std::move(*cuda);
   }
 
   // Runs the node on both devices; expects every output within rtol (and an absolute floor of
