@@ -227,17 +227,27 @@ StatusOr<Backend> MakeBackend(std::string_view device_name) {
   }
   ZG_ASSIGN_OR_RETURN(backend.ranks, runtime::JobRanks::Discover());
   const runtime::JobRanks& ranks = *backend.ranks;
-  if (ranks.local_rank() >= gpus) {
-    return UnavailableError(StrCat("--device cuda: rank ", ranks.rank(), " is rank ",
-                                   ranks.local_rank(), " of ", ranks.local_size(),
-                                   " on its machine, which has ", gpus,
-                                   " GPU(s): launch at most one rank per GPU"));
-  }
-  ZG_ASSIGN_OR_RETURN(backend.device, runtime::CreateCudaDevice(ranks.local_rank()));
-  ZG_ASSIGN_OR_RETURN(backend.comm, runtime::CreateNcclCommunicator(*backend.device, ranks));
+  Status opened = [&]() -> Status {
+    if (ranks.local_rank() >= gpus) {
+      return UnavailableError(StrCat("--device cuda: rank ", ranks.rank(), " is rank ",
+                                     ranks.local_rank(), " of ", ranks.local_size(),
+                                     " on its machine, which has ", gpus,
+                                     " GPU(s): launch at most one rank per GPU"));
+    }
+    ZG_ASSIGN_OR_RETURN(backend.device, runtime::CreateCudaDevice(ranks.local_rank()));
+    ZG_ASSIGN_OR_RETURN(backend.comm, runtime::CreateNcclCommunicator(*backend.device, ranks));
 #if ZG_WITH_CUDA
-  ZG_RETURN_IF_ERROR(runtime::RegisterCudaKernels(backend.registry));
+    ZG_RETURN_IF_ERROR(runtime::RegisterCudaKernels(backend.registry));
 #endif
+    return Status::Ok();
+  }();
+  if (!opened.ok() && ranks.size() > 1) {
+    // The other ranks may be waiting for this one to join NCCL.
+    const std::string line = StrCat("error: rank ", ranks.rank(), ": ", opened.message(), "\n");
+    std::fwrite(line.data(), 1, line.size(), stderr);
+    ranks.Abort(opened.ExitCode());
+  }
+  ZG_RETURN_IF_ERROR(opened);
   return backend;
 }
 

@@ -48,6 +48,10 @@ class JobRanks {
   int local_rank() const { return local_rank_; }
   int local_size() const { return local_size_; }
 
+  // Ends the process of every rank with `exit_code` (MPI_Abort when launched by MPI): for a rank
+  // that fails before the NCCL communicator exists, which the other ranks would wait for.
+  [[noreturn]] void Abort(int exit_code) const;
+
   // What the backend keeps (the MPI session and communicator); opaque here.
   struct Mpi;
   const std::shared_ptr<Mpi>& mpi() const { return mpi_; }

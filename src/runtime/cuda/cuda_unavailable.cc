@@ -3,6 +3,8 @@
 
 #include "zerograph/runtime/cuda.h"
 
+#include <cstdlib>
+
 namespace zerograph::runtime {
 namespace {
 
@@ -23,6 +25,9 @@ Status CudaCopyAsync(const DeviceTensor&, DeviceTensor&, Stream&) {
 }
 
 StatusOr<std::unique_ptr<JobRanks>> JobRanks::Discover() { return UnimplementedError(kNotBuilt); }
+
+// Never reached: Discover makes no JobRanks in this build.
+void JobRanks::Abort(int exit_code) const { std::_Exit(exit_code); }
 
 StatusOr<std::unique_ptr<Communicator>> CreateNcclCommunicator(Device&, const JobRanks&,
                                                                const NcclCommunicatorOptions&) {

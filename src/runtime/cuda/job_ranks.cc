@@ -32,6 +32,11 @@ StatusOr<std::unique_ptr<JobRanks>> JobRanks::Discover() {
   return ranks;
 }
 
+void JobRanks::Abort(int exit_code) const {
+  if (mpi_ != nullptr) MPI_Abort(mpi_->world, exit_code);
+  std::_Exit(exit_code);
+}
+
 #else  // !ZG_WITH_MPI
 
 StatusOr<std::unique_ptr<JobRanks>> JobRanks::Discover() {
@@ -46,6 +51,8 @@ StatusOr<std::unique_ptr<JobRanks>> JobRanks::Discover() {
   }
   return std::unique_ptr<JobRanks>(new JobRanks());
 }
+
+void JobRanks::Abort(int exit_code) const { std::_Exit(exit_code); }
 
 #endif  // ZG_WITH_MPI
 
