@@ -124,6 +124,11 @@ const CheckpointManifest::File* FindFileEntry(const CheckpointManifest& manifest
   return nullptr;
 }
 
+// Where `info`'s bytes start in `file` (the header's offsets count from the header's end).
+int64_t FileOffset(const SafetensorsFile& file, const SafetensorsFile::TensorInfo& info) {
+  return info.bytes.data() - file.mapping()->bytes().data();
+}
+
 int64_t Numel(std::span<const int64_t> shape) {
   int64_t n = 1;
   for (int64_t d : shape) n *= d;
@@ -589,11 +594,11 @@ StatusOr<CheckpointReader::OpenedFile*> CheckpointReader::File(const std::string
     return DataLossError(StrCat("checkpoint '", dir_, "': file '", name, "' has ", bytes,
                                 " bytes, the manifest says ", entry->bytes));
   }
-  // Read once while reading, the bytes need not stay cached; checked before, they are read again.
+  // Checked while reading, each byte is read once; checked before, the bytes are read again.
   ZG_ASSIGN_OR_RETURN(std::unique_ptr<ChecksummedFile> data,
                       ChecksummedFile::Open(path, timing_ == ChecksumTiming::kWhileReading
-                                                      ? ChecksummedFile::Cache::kRelease
-                                                      : ChecksummedFile::Cache::kKeep));
+                                                      ? ChecksummedFile::Reads::kOnce
+                                                      : ChecksummedFile::Reads::kAny));
   auto opened = std::make_unique<OpenedFile>(OpenedFile{std::move(*layout), std::move(data)});
   if (timing_ == ChecksumTiming::kBeforeReading) {
     ZG_RETURN_IF_ERROR(VerifyChecksum(name, *opened));
@@ -731,11 +736,10 @@ Status CheckpointReader::Copy(std::span<const SourceRange> ranges, std::span<std
     ZG_RET_CHECK(filled <= range.out_offset &&
                  range.out_offset + range.end - range.begin <= static_cast<int64_t>(out.size()));
     std::memset(out.data() + filled, 0, static_cast<size_t>(range.out_offset - filled));
-    // Where the tensor's bytes start in the file (the header's offsets count from its end).
-    const int64_t tensor_offset = info->bytes.data() - file->layout->mapping()->bytes().data();
-    ZG_RETURN_IF_ERROR(file->data->ReadAt(
-        tensor_offset + range.begin, out.subspan(static_cast<size_t>(range.out_offset),
-                                                 static_cast<size_t>(range.end - range.begin))));
+    ZG_RETURN_IF_ERROR(
+        file->data->ReadAt(FileOffset(*file->layout, *info) + range.begin,
+                           out.subspan(static_cast<size_t>(range.out_offset),
+                                       static_cast<size_t>(range.end - range.begin))));
     filled = range.out_offset + range.end - range.begin;
   }
   std::memset(out.data() + filled, 0, out.size() - static_cast<size_t>(filled));

@@ -19,13 +19,13 @@ namespace zerograph {
 // second pass over it, where checksumming first and copying after reads every byte twice.
 class ChecksummedFile {
  public:
-  // What becomes of the page cache of the bytes read.
-  enum class Cache {
-    kKeep,     // they may be read again
-    kRelease,  // each byte is read once: its pages are freed after reading, for the next reads to
-               // reuse (and so as not to fill the page cache with a whole checkpoint)
+  // How the file is read.
+  enum class Reads {
+    kAny,   // any bytes, any number of times: their pages stay cached
+    kOnce,  // each byte once: its pages are dropped after reading, for the next reads to reuse
+            // (and so as not to fill the page cache with a whole checkpoint)
   };
-  static StatusOr<std::unique_ptr<ChecksummedFile>> Open(const std::string& path, Cache cache);
+  static StatusOr<std::unique_ptr<ChecksummedFile>> Open(const std::string& path, Reads reads);
   ~ChecksummedFile();
   ChecksummedFile(const ChecksummedFile&) = delete;
   ChecksummedFile& operator=(const ChecksummedFile&) = delete;
@@ -51,7 +51,7 @@ class ChecksummedFile {
   };
 
   std::string path_;
-  Cache cache_ = Cache::kKeep;
+  Reads reads_ = Reads::kAny;
   int fd_ = -1;
   int64_t size_ = 0;
   std::map<int64_t, Range> read_;  // disjoint; touching ranges are merged

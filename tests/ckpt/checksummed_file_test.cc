@@ -39,8 +39,8 @@ class ChecksummedFileTest : public ::testing::Test {
                static_cast<std::streamsize>(bytes_.size()));
   }
   std::unique_ptr<ChecksummedFile> Open(
-      ChecksummedFile::Cache cache = ChecksummedFile::Cache::kKeep) {
-    StatusOr<std::unique_ptr<ChecksummedFile>> file = ChecksummedFile::Open(path_, cache);
+      ChecksummedFile::Reads reads = ChecksummedFile::Reads::kAny) {
+    StatusOr<std::unique_ptr<ChecksummedFile>> file = ChecksummedFile::Open(path_, reads);
     EXPECT_TRUE(file.ok()) << file.status().ToString();
     return file.ok() ? std::move(*file) : nullptr;
   }
@@ -63,7 +63,7 @@ TEST_F(ChecksummedFileTest, ReadsInAnyOrderGiveTheWholeChecksum) {
     ranges.push_back({at, std::min(size, at + 70001 - (at % 3 == 0 ? 500 : 0))});
   }
   std::shuffle(ranges.begin(), ranges.end(), std::mt19937(1));
-  std::unique_ptr<ChecksummedFile> file = Open(ChecksummedFile::Cache::kRelease);
+  std::unique_ptr<ChecksummedFile> file = Open(ChecksummedFile::Reads::kOnce);
   for (auto [begin, end] : ranges) Read(*file, begin, end);
   StatusOr<uint32_t> crc = file->Checksum();
   ASSERT_TRUE(crc.ok()) << crc.status().ToString();
@@ -117,7 +117,7 @@ TEST_F(ChecksummedFileTest, RefusesReadPastTheEnd) {
 // A missing file is NotFound.
 TEST_F(ChecksummedFileTest, RefusesMissingFile) {
   StatusOr<std::unique_ptr<ChecksummedFile>> file =
-      ChecksummedFile::Open(path_ + ".missing", ChecksummedFile::Cache::kKeep);
+      ChecksummedFile::Open(path_ + ".missing", ChecksummedFile::Reads::kAny);
   ASSERT_FALSE(file.ok());
   EXPECT_EQ(file.status().code(), StatusCode::kNotFound);
 }
