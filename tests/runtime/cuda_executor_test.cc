@@ -1,3 +1,4 @@
+#include <chrono>
 #include <cmath>
 #include <memory>
 #include <string>
@@ -11,6 +12,7 @@
 #include "zerograph/runtime/communicator.h"
 #include "zerograph/runtime/cuda.h"
 #include "zerograph/runtime/device.h"
+#include "zerograph/runtime/executor.h"
 #include "zerograph/runtime/kernel_registry.h"
 #include "zerograph/train/trainer.h"
 
@@ -64,6 +66,41 @@ TEST(CudaExecutorTest, TrainsDemoLikeCpu) {
   ASSERT_EQ(losses.size(), expected.size());
   for (size_t i = 0; i < losses.size(); ++i) {
     EXPECT_NEAR(losses[i], expected[i], 1e-4 * std::abs(expected[i]) + 1e-6) << "step " << i;
+  }
+#endif
+}
+
+// Traced on a GPU, every node has an event on its stream's lane whose times come from the GPU's
+// timing events: within the step, in order, on the host's clock.
+TEST(CudaExecutorTest, TracesGpuTimes) {
+  ZG_SKIP_WITHOUT_GPU();
+#if ZG_WITH_CUDA
+  KernelRegistry registry;
+  ASSERT_TRUE(RegisterCpuKernels(registry).ok());
+  ASSERT_TRUE(RegisterCudaKernels(registry).ok());
+  StatusOr<std::unique_ptr<JobRanks>> ranks = JobRanks::Discover();
+  ASSERT_TRUE(ranks.ok()) << ranks.status().ToString();
+  StatusOr<std::unique_ptr<Device>> gpu = CreateCudaDevice(0);
+  ASSERT_TRUE(gpu.ok()) << gpu.status().ToString();
+  StatusOr<std::unique_ptr<Communicator>> nccl = CreateNcclCommunicator(**gpu, **ranks);
+  ASSERT_TRUE(nccl.ok()) << nccl.status().ToString();
+  StatusOr<std::unique_ptr<Graph>> graph = LoadModel(kDemo);
+  ASSERT_TRUE(graph.ok()) << graph.status().ToString();
+  StatusOr<std::unique_ptr<Trainer>> trainer =
+      Trainer::Create(**graph, kDemoData, **gpu, **nccl, registry, /*trace=*/true);
+  ASSERT_TRUE(trainer.ok()) << trainer.status().ToString();
+  TrainOptions options;
+  options.steps = 2;
+  const auto before = std::chrono::steady_clock::now();
+  ASSERT_TRUE((*trainer)->Train(options).ok());
+  const double begin_us =
+      std::chrono::duration<double, std::micro>(before.time_since_epoch()).count();
+  const std::vector<TraceEvent> events = (*trainer)->executor().TakeTrace();
+  ASSERT_FALSE(events.empty());
+  for (const TraceEvent& event : events) {
+    EXPECT_GE(event.start_us, begin_us) << event.name;
+    EXPECT_GE(event.end_us, event.start_us) << event.name;
+    EXPECT_TRUE(event.step == 0 || event.step == 1) << event.name;
   }
 #endif
 }

@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <memory>
+#include <vector>
 
 #include "zerograph/core/status.h"
 #include "zerograph/runtime/communicator.h"
@@ -29,6 +30,25 @@ StatusOr<std::unique_ptr<Device>> CreateCudaDevice(int ordinal);
 // Copies `src` into `dst` (same byte size, contiguous, both on the CUDA device of `stream`) in
 // `stream`'s order, for device memory the host cannot touch. Unimplemented without the backend.
 Status CudaCopyAsync(const DeviceTensor& src, DeviceTensor& dst, Stream& stream);
+
+// When GPU streams reached points of their work, on the host's monotonic clock (steady_clock, in
+// microseconds, as traces use), for traces: a task on a CUDA stream only launches the kernel, so
+// the host's clock around it times the launch, not the work. Timing events are recorded on the
+// streams and read once the streams are done.
+class GpuTimeline {
+ public:
+  virtual ~GpuTimeline() = default;
+  // Starts a step: waits until `stream` reaches a reference point, read on the host clock there.
+  // Every stream of the device must be idle (marks are timed from the reference).
+  virtual Status Anchor(Stream& stream) = 0;
+  // Records a point on `stream`; returns its index since the last Anchor.
+  virtual StatusOr<size_t> Mark(Stream& stream) = 0;
+  // Once the streams have passed every mark: when each was reached, by index.
+  virtual StatusOr<std::vector<double>> MarkTimes() = 0;
+};
+
+// A timeline of CUDA device `device`. Unimplemented without the backend.
+StatusOr<std::unique_ptr<GpuTimeline>> CreateCudaTimeline(Device& device);
 
 // This process's place in the job: its rank among all ranks and among the ranks of its machine
 // (the GPU it should use). Found over MPI when launched by an MPI launcher (the machine's ranks

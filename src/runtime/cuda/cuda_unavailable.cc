@@ -26,6 +26,10 @@ Status CudaCopyAsync(const DeviceTensor&, DeviceTensor&, Stream&) {
 
 StatusOr<std::unique_ptr<JobRanks>> JobRanks::Discover() { return UnimplementedError(kNotBuilt); }
 
+StatusOr<std::unique_ptr<GpuTimeline>> CreateCudaTimeline(Device&) {
+  return UnimplementedError(kNotBuilt);
+}
+
 // Never reached: Discover makes no JobRanks in this build.
 void JobRanks::Abort(int exit_code) const { std::_Exit(exit_code); }
 

@@ -74,6 +74,14 @@ struct PlannedNode {
   bool elided = false;
 };
 
+// A node's run on a GPU whose times are read after the step: indices of its timeline marks.
+struct GpuTraceEntry {
+  const PlannedNode* planned;
+  int64_t step;
+  size_t start_mark;
+  size_t end_mark;
+};
+
 // A copy that applies one entry of the state binding after a step.
 struct BindingCopy {
   const DeviceTensor* from;
@@ -118,6 +126,9 @@ class Executor::Impl {
   bool ReadsFromHostMirror(const OpKernel& kernel, size_t i) const;
   // A state-binding copy in the compute stream's order.
   Status CopyBinding(const BindingCopy& copy);
+  // Compute between two marks of `timeline_`; CollectGpuTrace turns them into trace events.
+  Status ComputeTimedOnGpu(const PlannedNode& planned, const KernelContext& ctx, int64_t step);
+  Status CollectGpuTrace();
   Event* DoneEvent(size_t planned_index);
 
   const Graph& graph_;
@@ -149,6 +160,9 @@ class Executor::Impl {
   int64_t step_ = 0;
   std::mutex trace_mutex_;
   std::vector<TraceEvent> trace_;
+  // Tracing on a GPU (see ComputeTimedOnGpu).
+  std::unique_ptr<GpuTimeline> timeline_;
+  std::vector<GpuTraceEntry> gpu_trace_;
 };
 
 Status Executor::Impl::CheckRanks() {
@@ -565,6 +579,9 @@ Status Executor::Impl::Plan(const KernelRegistry& registry) {
   tensors_.resize(static_cast<size_t>(graph_.value_id_bound()));
   ZG_RETURN_IF_ERROR(StreamFor(kComputeStream).status());
   ZG_RETURN_IF_ERROR(StreamFor(kCommStream).status());
+  if (options_.trace && device_.type() == DeviceType::kCuda) {
+    ZG_ASSIGN_OR_RETURN(timeline_, CreateCudaTimeline(device_));
+  }
   ZG_RETURN_IF_ERROR(PlaceSources());
   // Gradients that CoalesceTensors fuses are produced straight into the fused buffer.
   for (const Node* node : graph_.nodes()) {
@@ -612,15 +629,17 @@ Status Executor::Impl::SetInput(std::string_view name, std::span<const std::byte
 
 Status Executor::Impl::Run() {
   const int64_t run = step_++;
+  if (timeline_ != nullptr) {
+    gpu_trace_.clear();
+    ZG_RETURN_IF_ERROR(timeline_->Anchor(compute_stream()));
+  }
   for (PlannedNode& planned : planned_) {
     if (planned.elided) continue;
     for (Event* event : planned.waits) ZG_RETURN_IF_ERROR(planned.stream->WaitEvent(*event));
     ZG_RETURN_IF_ERROR(planned.stream->Enqueue([this, &planned, step = run]() -> Status {
       KernelContext ctx{planned.inputs, planned.outputs, planned.stream, &comm_};
       if (!options_.trace) return planned.kernel->Compute(ctx);
-      // On CPU the task is the kernel's run on the stream's thread. On CUDA the task runs on the
-      // host thread and only launches the kernel, so these are the host's launch times, not the
-      // GPU's; they show the order of launches and where the host waits.
+      if (timeline_ != nullptr) return ComputeTimedOnGpu(planned, ctx, step);
       const double start = MicrosecondsNow();
       Status status = planned.kernel->Compute(ctx);
       const double end = MicrosecondsNow();
@@ -636,7 +655,33 @@ Status Executor::Impl::Run() {
     if (copy.wait != nullptr) ZG_RETURN_IF_ERROR(compute.WaitEvent(*copy.wait));
     ZG_RETURN_IF_ERROR(compute.Enqueue([this, copy] { return CopyBinding(copy); }));
   }
-  return Synchronize();
+  ZG_RETURN_IF_ERROR(Synchronize());
+  return CollectGpuTrace();
+}
+
+// On a GPU the task only launches the kernel, so the host's clock around it would time the
+// launch: the node's times are those of timing events recorded around it on its stream.
+Status Executor::Impl::ComputeTimedOnGpu(const PlannedNode& planned, const KernelContext& ctx,
+                                         int64_t step) {
+  ZG_ASSIGN_OR_RETURN(size_t start, timeline_->Mark(*planned.stream));
+  Status status = planned.kernel->Compute(ctx);
+  ZG_ASSIGN_OR_RETURN(size_t end, timeline_->Mark(*planned.stream));
+  gpu_trace_.push_back({&planned, step, start, end});
+  return status;
+}
+
+Status Executor::Impl::CollectGpuTrace() {
+  if (timeline_ == nullptr) return Status::Ok();
+  ZG_ASSIGN_OR_RETURN(std::vector<double> times, timeline_->MarkTimes());
+  std::lock_guard<std::mutex> lock(trace_mutex_);
+  for (const GpuTraceEntry& entry : gpu_trace_) {
+    const Node& node = *entry.planned->node;
+    trace_.push_back({std::string(node.name()), std::string(node.op_type()),
+                      entry.planned->stream->name(), entry.step, times[entry.start_mark],
+                      times[entry.end_mark]});
+  }
+  gpu_trace_.clear();
+  return Status::Ok();
 }
 
 Status Executor::Impl::CopyBinding(const BindingCopy& copy) {
