@@ -471,6 +471,7 @@ struct BenchOptions {
   int64_t nranks = 8;
   std::vector<double> comm_buffer_mb = {256};
   std::string dir;
+  bool keep_files = false;
 };
 
 std::string Ms(double seconds) {
@@ -568,9 +569,11 @@ StatusOr<SizeResult> BenchOneSize(int64_t target_nodes, const BenchOptions& opti
       result.passes.push_back(MedianOf(limit, samples));
     }
   }
-  std::error_code ignored;
-  fs::remove(in, ignored);
-  fs::remove(out, ignored);
+  if (!options.keep_files) {
+    std::error_code ignored;
+    fs::remove(in, ignored);
+    fs::remove(out, ignored);
+  }
   return result;
 }
 
@@ -699,6 +702,8 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--dir", options.dir, "Folder for the graph files (default: the temp folder)")
       ->check(CLI::ExistingDirectory);
+  app.add_flag("--keep-files", options.keep_files,
+               "Leave the graph files in --dir, to profile rewrite-graph on them");
   CLI11_PARSE(app, argc, argv);
   zerograph::Status status = zerograph::RunBench(options);
   if (!status.ok()) {

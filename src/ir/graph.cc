@@ -74,7 +74,7 @@ std::vector<Value*> Graph::initializers() const {
   std::vector<Value*> alive;
   alive.reserve(initializers_.size());
   for (Value* value : initializers_) {
-    if (!value->erased_) alive.push_back(value);
+    if (!value->erased_ && value->initializer_ != nullptr) alive.push_back(value);
   }
   return alive;
 }
@@ -276,7 +276,7 @@ void Graph::SetValueType(Value* value, const TensorType& type) {
     auto* info = store_->New<onnx::ValueInfoProto>();
     info->set_name(std::string(value->name()));
     value->info_ = info;
-    if (!value->is_graph_input_) value_infos_.push_back({info, value});
+    if (!value->is_graph_input_) value_infos_.push_back({info, value, value->info_epoch_});
   }
   FillTypeProto(type, value->info_->mutable_type());
   for (size_t i : OutputIndices(value)) FillTypeProto(type, output_infos_[i]->mutable_type());
@@ -339,6 +339,32 @@ void Graph::ReplaceAllUsesWith(Value* from, Value* to) {
   }
   from->users_.clear();
   for (size_t i : OutputIndices(from)) SetOutput(i, to);
+}
+
+void Graph::AdoptAsOutput(Node* node, Value* value, const TensorType& type) {
+  ZG_CHECK(!value->is_graph_input_, "graph input '", value->name(), "' cannot become an output");
+  onnx::NodeProto* proto = node->proto_;
+  proto->add_output(std::string(value->name()));
+  // The name's old storage (the initializer's or the other node's message) may change below.
+  value->name_ = proto->output(proto->output_size() - 1);
+  if (Node* old = value->producer_) {
+    const auto index = static_cast<size_t>(value->producer_output_index_);
+    old->outputs_[index] = nullptr;
+    old->proto_->mutable_output(static_cast<int>(index))->clear();
+  }
+  value->initializer_ = nullptr;
+  value->producer_ = node;
+  value->producer_output_index_ = static_cast<int>(node->outputs_.size());
+  node->outputs_.push_back(value);
+  // A new value would have had no value_info entry and fresh graph-output entries.
+  ++value->info_epoch_;
+  value->info_ = nullptr;
+  for (size_t i : OutputIndices(value)) {
+    auto* info = store_->New<onnx::ValueInfoProto>();
+    info->set_name(std::string(value->name()));
+    output_infos_[i] = info;
+  }
+  SetValueType(value, type);
 }
 
 void Graph::LinkAtEnd(Node* node) {
@@ -759,7 +785,8 @@ Status Graph::WithModelProto(const ExternalDataWriter& write_external,
     proto->mutable_node()->UnsafeArenaAddAllocated(node->proto_);
   }
   for (Value* value : initializers_) {
-    if (value->erased_) continue;
+    // Erased, or adopted as a node's output.
+    if (value->erased_ || value->initializer_ == nullptr) continue;
     Tensor* tensor = value->initializer_;
     if (tensor->is_external() && write_external != nullptr) {
       auto* copy = store_->New<onnx::TensorProto>();
@@ -777,7 +804,10 @@ Status Graph::WithModelProto(const ExternalDataWriter& write_external,
     proto->mutable_output()->UnsafeArenaAddAllocated(info);
   }
   for (const TypedValue& entry : value_infos_) {
-    if (entry.value != nullptr && entry.value->erased_) continue;
+    if (entry.value != nullptr &&
+        (entry.value->erased_ || entry.epoch != entry.value->info_epoch_)) {
+      continue;
+    }
     proto->mutable_value_info()->UnsafeArenaAddAllocated(entry.info);
   }
   return consume(*store_->model);

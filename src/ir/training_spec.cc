@@ -305,8 +305,8 @@ std::optional<std::vector<std::pair<std::string_view, std::string_view>>> ScanPl
 // Reads a plain binding (ScanPlainBinding) whose every entry is valid; returns false, changing
 // nothing, otherwise. The names are looked up in bulk, and the checks for a key or an initializer
 // named twice mark value ids (names and values correspond one to one).
-bool ReadPlainStateBinding(const Graph& graph, std::string_view text, bool keep,
-                           TrainingSpec& spec) {
+bool ReadPlainStateBinding(const Graph& graph, std::string_view text, bool keep, TrainingSpec& spec,
+                           std::vector<const Value*>* new_values) {
   std::optional<std::vector<std::pair<std::string_view, std::string_view>>> entries =
       ScanPlainBinding(text);
   if (!entries) return false;
@@ -336,12 +336,18 @@ bool ReadPlainStateBinding(const Graph& graph, std::string_view text, bool keep,
   for (const auto& [new_name, old_name] : *entries) {
     spec.state_binding.emplace_back(std::string(new_name), std::string(old_name));
   }
+  if (new_values != nullptr) {
+    new_values->reserve(entries->size());
+    for (size_t k = 0; k < entries->size(); ++k) new_values->push_back(values[2 * k]);
+  }
   return true;
 }
 
-// Reads the binding into `spec.state_binding`, or with `keep` false only checks it.
-Status ReadStateBinding(const Graph& graph, std::string_view text, bool keep, TrainingSpec& spec) {
-  if (ReadPlainStateBinding(graph, text, keep, spec)) return Status::Ok();
+// Reads the binding into `spec.state_binding`, or with `keep` false only checks it. When kept,
+// `new_values` (if given) receives each entry's new value.
+Status ReadStateBinding(const Graph& graph, std::string_view text, bool keep, TrainingSpec& spec,
+                        std::vector<const Value*>* new_values) {
+  if (ReadPlainStateBinding(graph, text, keep, spec, new_values)) return Status::Ok();
   // The general reader: any JSON, and the error that names what is wrong.
   const std::string_view key = kStateBindingKey;
   StringMapHandler handler;
@@ -364,6 +370,7 @@ Status ReadStateBinding(const Graph& graph, std::string_view text, bool keep, Tr
     ZG_RETURN_IF_NOT(targets.insert(old_name).second, "metadata '", key, "': initializer '",
                      old_name, "' is replaced by two values");
     spec.state_binding.emplace_back(std::move(new_name), std::move(old_name));
+    if (new_values != nullptr) new_values->push_back(new_value);
   }
   return Status::Ok();
 }
@@ -399,8 +406,10 @@ Status ReadNranks(std::string_view text, TrainingSpec& spec) {
   return Status::Ok();
 }
 
-// ReadTrainingSpec, leaving the state binding out when `keep_binding` is false.
-StatusOr<std::optional<TrainingSpec>> ReadSpec(const Graph& graph, bool keep_binding) {
+// ReadTrainingSpec, leaving the state binding out when `keep_binding` is false; `new_values` as
+// for ReadStateBinding.
+StatusOr<std::optional<TrainingSpec>> ReadSpec(const Graph& graph, bool keep_binding,
+                                               std::vector<const Value*>* new_values = nullptr) {
   std::optional<std::string_view> version, loss, inputs, binding, nranks, layout;
   bool any = false;
   for (const auto& [key, text] : graph.metadata()) {
@@ -444,7 +453,9 @@ StatusOr<std::optional<TrainingSpec>> ReadSpec(const Graph& graph, bool keep_bin
                    spec.loss, "' must be a float scalar, is ", TypeText(*loss_value));
 
   if (inputs) ZG_RETURN_IF_ERROR(ReadInputs(graph, *inputs, spec));
-  if (binding) ZG_RETURN_IF_ERROR(ReadStateBinding(graph, *binding, keep_binding, spec));
+  if (binding) {
+    ZG_RETURN_IF_ERROR(ReadStateBinding(graph, *binding, keep_binding, spec, new_values));
+  }
   if (nranks) ZG_RETURN_IF_ERROR(ReadNranks(*nranks, spec));
   if (layout) {
     ZG_RETURN_IF_ERROR(CheckJsonObject(kLayoutKey, *layout));
@@ -457,6 +468,15 @@ StatusOr<std::optional<TrainingSpec>> ReadSpec(const Graph& graph, bool keep_bin
 
 StatusOr<std::optional<TrainingSpec>> ReadTrainingSpec(const Graph& graph) {
   return ReadSpec(graph, /*keep_binding=*/true);
+}
+
+StatusOr<std::optional<ResolvedTrainingSpec>> ReadResolvedTrainingSpec(const Graph& graph) {
+  ResolvedTrainingSpec resolved;
+  ZG_ASSIGN_OR_RETURN(std::optional<TrainingSpec> spec,
+                      ReadSpec(graph, /*keep_binding=*/true, &resolved.binding_new_values));
+  if (!spec) return std::optional<ResolvedTrainingSpec>();
+  resolved.spec = std::move(*spec);
+  return std::optional<ResolvedTrainingSpec>(std::move(resolved));
 }
 
 StatusOr<bool> CheckTrainingSpec(const Graph& graph) {

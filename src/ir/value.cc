@@ -26,4 +26,10 @@ std::optional<TensorType> Value::type() const {
   return type;
 }
 
+DataType Value::dtype() const {
+  if (initializer_ != nullptr) return initializer_->dtype();
+  if (info_ == nullptr || !info_->type().has_tensor_type()) return DataType::kUndefined;
+  return DataTypeFromOnnx(info_->type().tensor_type().elem_type()).value_or(DataType::kUndefined);
+}
+
 }  // namespace zerograph

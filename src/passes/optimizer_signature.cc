@@ -43,6 +43,8 @@ StatusOr<std::vector<OptimizerSlot>> OptimizerSlots(const Node& node,
     slot.param = node.input(scalars + i);
     slot.grad = node.input(scalars + n + i);
     slot.new_param = node.output(i);
+    slot.states.reserve(static_cast<size_t>(signature.num_states));
+    slot.new_states.reserve(static_cast<size_t>(signature.num_states));
     for (int s = 0; s < signature.num_states; ++s) {
       slot.states.push_back(node.input(scalars + (2 + static_cast<size_t>(s)) * n + i));
       slot.new_states.push_back(node.output((1 + static_cast<size_t>(s)) * n + i));

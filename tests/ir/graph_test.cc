@@ -205,6 +205,51 @@ TEST_F(GraphTest, ExportFollowsSchedule) {
                   .ok());
 }
 
+// Adopting values as a node's outputs keeps their readers and graph outputs, drops the
+// initializer's data and the old producer's output, and writes one value_info entry per value.
+TEST_F(GraphTest, AdoptAsOutputKeepsReaders) {
+  const std::vector<float> zeros(4, 0.0f);
+  Value* w = graph_.AddInitializer("w", DataType::kFloat32, std::vector<int64_t>{4},
+                                   std::as_bytes(std::span(zeros)));
+  Node* reader = graph_.AddNode("Add", "", {b_->output(0), w}, {"sum"}, "reader", c_);
+  graph_.SetValueType(c_->output(0), Float({4}));
+  Value* fused = graph_.AddInput("fused", Float({8}));
+  Node* views = graph_.AddNode("Split", "", {fused}, {}, "views", a_);
+  Value* c_out = c_->output(0);
+  graph_.AdoptAsOutput(views, w, Float({4}));
+  graph_.AdoptAsOutput(views, c_out, Float({2, 2}));
+
+  EXPECT_EQ(w->producer(), views);
+  EXPECT_EQ(w->initializer(), nullptr);
+  EXPECT_TRUE(graph_.initializers().empty());
+  ASSERT_EQ(w->users().size(), 1u);
+  EXPECT_EQ(w->users()[0].node, reader);
+  EXPECT_EQ(c_out->producer(), views);
+  EXPECT_EQ(c_out->producer_output_index(), 1);
+  EXPECT_EQ(c_->output(0), nullptr);
+  EXPECT_EQ(graph_.FindValue("c.out"), c_out);
+  EXPECT_EQ(graph_.outputs()[0], c_out);
+  EXPECT_EQ(c_out->type()->dims, (std::vector<int64_t>{2, 2}));
+  ASSERT_TRUE(graph_
+                  .WithModelProto(nullptr,
+                                  [&](const onnx::ModelProto& model) {
+                                    const onnx::GraphProto& g = model.graph();
+                                    EXPECT_EQ(g.initializer_size(), 0);
+                                    EXPECT_EQ(g.node(0).output(0), "w");
+                                    EXPECT_EQ(g.node(0).output(1), "c.out");
+                                    // c's value_info entry from before was replaced.
+                                    EXPECT_EQ(g.value_info_size(), 2);
+                                    EXPECT_EQ(g.value_info(0).name(), "w");
+                                    EXPECT_EQ(g.value_info(1).name(), "c.out");
+                                    EXPECT_EQ(g.output(0).type().tensor_type().shape().dim_size(),
+                                              2);
+                                    return Status::Ok();
+                                  })
+                  .ok());
+  ASSERT_TRUE(graph_.EraseNode(c_).ok());
+  EXPECT_TRUE(Verify(graph_).ok()) << Verify(graph_).message();
+}
+
 // --- Import from ONNX messages ------------------------------------------------------------------
 
 std::unique_ptr<ProtoStore> StoreWith(const std::function<void(onnx::GraphProto&)>& fill) {

@@ -151,6 +151,14 @@ class Graph {
   bool RenameValue(Value* value, std::string_view name);
   // Makes every reader of `from` (nodes and graph outputs) read `to`.
   void ReplaceAllUsesWith(Value* from, Value* to);
+  // Makes `value` the next output of `node`, with recorded type `type`. The result is what adding
+  // a new output, replacing every use of `value` with it, dropping `value` and renaming the output
+  // to its name would make, at a fraction of the cost (no reader, name or user list is touched):
+  // what defined `value` no longer does (an initializer's data is dropped; another node's output
+  // slot becomes an omitted output), its old value_info and graph-output entries are replaced by
+  // new ones. A pass that turns each of many parameters into a view of a fused buffer calls this
+  // once per parameter. `value` must not be a graph input.
+  void AdoptAsOutput(Node* node, Value* value, const TensorType& type);
   // Moves `node` in the schedule to just before / just after `anchor`.
   void MoveBefore(Node* node, Node* anchor);
   void MoveAfter(Node* node, Node* anchor);
@@ -222,6 +230,8 @@ class Graph {
   struct TypedValue {
     onnx::ValueInfoProto* info;
     Value* value;
+    // The value's `info_epoch_` when the entry was made: AdoptAsOutput retires older entries.
+    uint32_t epoch = 0;
   };
 
   std::unique_ptr<ProtoStore> store_;

@@ -12,6 +12,7 @@
 namespace zerograph {
 
 class Graph;
+class Value;
 
 // What makes an ONNX model a training program, from its `zerograph.*` metadata (DESIGN §4).
 struct TrainingSpec {
@@ -34,6 +35,17 @@ struct TrainingSpec {
 // but malformed key (bad JSON, wrong types, a name that is no value of the graph) is an error
 // naming the key.
 StatusOr<std::optional<TrainingSpec>> ReadTrainingSpec(const Graph& graph);
+
+// A training spec and, for each state_binding entry, the value it names as new
+// (binding_new_values[k] for state_binding[k]). A pass that edits the graph and then rewrites the
+// binding uses the values, resolved once: a large model's binding names a million of them.
+struct ResolvedTrainingSpec {
+  TrainingSpec spec;
+  std::vector<const Value*> binding_new_values;
+};
+
+// ReadTrainingSpec, with the binding's new values.
+StatusOr<std::optional<ResolvedTrainingSpec>> ReadResolvedTrainingSpec(const Graph& graph);
 
 // Checks the metadata as ReadTrainingSpec does, with the same errors, without building the spec;
 // returns whether there is any. Loading a graph calls it when it needs no spec: the state binding

@@ -56,6 +56,8 @@ class Value {
   // The static type recorded for this value (value_info, graph input/output, or initializer), if
   // any.
   std::optional<TensorType> type() const;
+  // type()'s element type, or kUndefined when no type is recorded; cheaper (no dims are copied).
+  DataType dtype() const;
 
  private:
   friend class Graph;
@@ -64,6 +66,9 @@ class Value {
   std::string_view name_;
   Node* producer_ = nullptr;
   int producer_output_index_ = -1;
+  // Counts the times Graph::AdoptAsOutput redefined the value; value_info entries made before the
+  // last time are not written.
+  uint32_t info_epoch_ = 0;
   std::pmr::vector<Use> users_;
   bool is_graph_input_ = false;
   bool erased_ = false;
