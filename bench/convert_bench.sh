@@ -6,10 +6,11 @@
 #   cp        cp -r IN OUT, then sync of the copied files (the converter fsyncs what it writes)
 #   balanced  checkpoint-convert IN OUT --to balanced --nranks 2
 #   consol.   checkpoint-convert IN OUT --to consolidated --with-states (every byte, one file)
-# and prints a Markdown table: median seconds, GB/s (input tensor files / seconds) and the largest
-# "Maximum resident set size" GNU time saw. Page caches are dropped before every run when this
-# process may (root); otherwise the numbers are warm-cache and the table says so. Deletes
-# everything it wrote.
+# and prints a Markdown table: median seconds, GB/s (input tensor files / seconds), the median CPU
+# seconds (user + system: what the run itself cost, less disturbed than wall time by other load)
+# and the largest "Maximum resident set size" GNU time saw. Page caches are dropped before every
+# run when this process may (root); otherwise the numbers are warm-cache and the table says so.
+# Deletes everything it wrote.
 #
 #   bench/convert_bench.sh --build build-release [--reps 3] [--layers 24] [--work DIR]
 set -euo pipefail
@@ -57,6 +58,8 @@ run() {
   end=$(date +%s.%N)
   echo "$start $end" | awk '{ printf "%.3f\n", $2 - $1 }' >>"$work/$name.s"
   sed -n 's/^\tMaximum resident set size (kbytes): //p' "$work/time.txt" >>"$work/$name.rss"
+  awk -F': ' '/^\t(User|System) time \(seconds\)/ { cpu += $2 } END { printf "%.3f\n", cpu }' \
+    "$work/time.txt" >>"$work/$name.cpu"
   rm -rf "$work/out"
 }
 # shellcheck disable=SC2016  # $1 and $2 are the inner shell's arguments
@@ -81,15 +84,16 @@ else
 fi
 echo "Median of $reps runs each, alternating; GB/s = input bytes / seconds (10^9 bytes)."
 echo
-echo "| run | median s | GB/s | / cp | peak RSS MiB (max of runs) |"
-echo "|---|---:|---:|---:|---:|"
+echo "| run | median s | GB/s | / cp | CPU s (user + sys) | peak RSS MiB (max of runs) |"
+echo "|---|---:|---:|---:|---:|---:|"
 for name in cp balanced consolidated; do
   s=$(median "$work/$name.s")
+  cpu=$(median "$work/$name.cpu")
   rss=$(max "$work/$name.rss")
-  awk -v n="$name" -v s="$s" -v b="$in_bytes" -v c="$cp_s" -v r="$rss" 'BEGIN {
+  awk -v n="$name" -v s="$s" -v b="$in_bytes" -v c="$cp_s" -v u="$cpu" -v r="$rss" 'BEGIN {
     label = n == "cp" ? "`cp -r` + `sync` of the files" : \
       n == "balanced" ? "unbalanced 4 -> balanced 2" : "unbalanced 4 -> consolidated (with states)"
-    printf "| %s | %.2f | %.2f | %.2f | %.0f |\n", label, s, b / s / 1e9, c / s, r / 1024 }'
+    printf "| %s | %.2f | %.2f | %.2f | %.2f | %.0f |\n", label, s, b / s / 1e9, c / s, u, r / 1024 }'
 done
 echo
 echo "Goals (issue 5): converter / cp >= 0.5, converter peak RSS <= 256 MiB."
