@@ -32,17 +32,20 @@ int64_t PieceBytes(const CheckpointTensor& tensor, const CheckpointPiece& piece)
   return (piece.end - piece.begin) * static_cast<int64_t>(ElementSize(tensor.dtype));
 }
 
+// Where the bytes of elements [begin, end) of a planned tensor come from in the input.
 using Locate = std::function<StatusOr<std::vector<CheckpointReader::SourceRange>>(
     const CheckpointTensor& tensor, int64_t begin, int64_t end, int64_t bytes)>;
 
 // --dry-run: every output file, each piece it will hold, and under each piece the input ranges
 // (file, stored tensor, bytes of its piece there) it is copied from; then the bytes read from each
 // input file.
-Status PrintCopyPlan(const CheckpointPlan& plan, std::map<std::string, int64_t>& file_bytes,
+Status PrintCopyPlan(const CheckpointPlan& plan, const std::map<std::string, int64_t>& file_bytes,
                      const Locate& locate, std::ostream& out) {
   std::map<std::string, int64_t> read_bytes;
   for (const std::string& file : plan.files) {
-    out << "  " << file << ": " << file_bytes[file] << " bytes\n";
+    auto written = file_bytes.find(file);
+    out << "  " << file << ": " << (written == file_bytes.end() ? 0 : written->second)
+        << " bytes\n";
     for (const CheckpointTensor& t : plan.tensors) {
       for (const CheckpointPiece& p : t.pieces) {
         if (p.file != file) continue;
