@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Builds the benchmarks in Release and writes their results into docs/benchmarks.md.
 # Usage: scripts/bench.sh [--only SECTIONS] [graph-io-bench options]
-#   SECTIONS is a comma-separated subset of graph-io,adamw,comm,overlap,convert (default: all). Sections
+#   SECTIONS is a comma-separated subset of graph-io,adamw,comm,overlap,convert,gpu (default: all
+#   but gpu, which is measured on a GPU machine by scripts/gpu_check.sh: `--only gpu` with
+#   ZG_GPU_CHECK_RESULT=its gpu_check.md copies that table in). Sections
 #   not run keep their text from the current docs/benchmarks.md, with the date and machine they
 #   were measured on, so one slow section need not be rerun to refresh another.
 #   Options after it go to graph-io-bench; without them it runs graph-io-bench on the training
@@ -15,8 +17,8 @@ scripts/setup.sh
 build=${ZG_BENCH_BUILD_DIR:-build-release}
 doc=docs/benchmarks.md
 
-sections=(graph-io adamw comm overlap convert)
-selected=("${sections[@]}")
+sections=(graph-io adamw comm overlap convert gpu)
+selected=(graph-io adamw comm overlap convert)
 if [ "${1:-}" = "--only" ]; then
   IFS=, read -r -a selected <<<"${2:?--only needs a list of sections}"
   shift 2
@@ -39,7 +41,7 @@ wanted adamw && targets+=(adamw-bench)
 wanted comm && targets+=(comm-bench)
 wanted overlap && targets+=(graph-exec rewrite-graph generate-models)
 wanted convert && targets+=(checkpoint-convert make-big-checkpoint)
-cmake --build "$build" -j "$(nproc)" --target "${targets[@]}"
+[ ${#targets[@]} -eq 0 ] || cmake --build "$build" -j "$(nproc)" --target "${targets[@]}"
 
 if [ $# -gt 0 ]; then
   io_runs=("$*")
@@ -267,6 +269,33 @@ slower in both conversions.
 EOF
   measure convert plain bench/convert_bench.sh --build "$build" --reps 5
   cat "$work/convert"
+}
+
+section_gpu() {
+  local result=${ZG_GPU_CHECK_RESULT:?bench: --only gpu needs ZG_GPU_CHECK_RESULT, the gpu_check.md that scripts/gpu_check.sh wrote on a GPU machine}
+  cat <<'EOF'
+## The GPU check (`scripts/gpu_check.sh`)
+
+One run of `scripts/gpu_check.sh` on a machine with one GPU, with the bundle of
+`scripts/build_portable.sh`: every CUDA kernel against the CPU kernel on random data, 1-rank
+training of mlp_demo and mlp_wide on the GPU against the CPU losses, the time the communication
+stream ran beside compute in a trace, and mlp_wide's median step with and without `--overlap`.
+The per-kernel table and the fused AdamW's bandwidth against a device-to-device copy are in the
+run's `kernels.md`, copied below the summary.
+EOF
+  echo
+  cat "$result"
+  echo
+  local kernels
+  kernels=$(dirname "$result")/kernels.md
+  if [ -f "$kernels" ]; then
+    echo '<details><summary>kernels.md</summary>'
+    echo
+    cat "$kernels"
+    echo
+    echo '</details>'
+    echo
+  fi
 }
 
 # previous NAME: the section's text in the current docs/benchmarks.md, or nothing.

@@ -30,18 +30,20 @@ step "rewrite: out/models/mlp_demo.onnx -> out/mlp_demo.2ranks.onnx (2 ranks, ov
 # OpenMPI refuses root without --allow-run-as-root, and more ranks than cores without
 # --oversubscribe; both are harmless otherwise.
 mpi_flags=(--oversubscribe)
+# Two ranks need two GPUs; ZG_DEVICE=cuda uses them.
+device=${ZG_DEVICE:-cpu}
 [ "$(id -u)" -eq 0 ] && mpi_flags+=(--allow-run-as-root)
 
 step "train: 10 steps on 2 ranks (mpirun -np 2), a checkpoint every 5 steps, trace in out/trace.json"
 rm -rf out/ckpt out/ckpt.balanced1 out/weights
 mpirun -np 2 "${mpi_flags[@]}" "$build/apps/graph-exec" out/mlp_demo.2ranks.onnx \
   --data out/models/mlp_demo_data.safetensors --steps 10 --lr 0.01 \
-  --loss-log out/loss.log --trace out/trace.json --save out/ckpt --save-every 5
+  --loss-log out/loss.log --trace out/trace.json --save out/ckpt --save-every 5 --device "$device"
 
 step "resume: steps 5-9 again from out/ckpt/step-000004"
 mpirun -np 2 "${mpi_flags[@]}" "$build/apps/graph-exec" out/mlp_demo.2ranks.onnx \
   --data out/models/mlp_demo_data.safetensors --steps 10 --lr 0.01 \
-  --load out/ckpt/step-000004 --loss-log out/loss.resumed.log
+  --load out/ckpt/step-000004 --loss-log out/loss.resumed.log --device "$device"
 # The resumed losses must be the first run's, bit for bit (last column: the loss's bits).
 if ! diff <(grep -v '^#' out/loss.log | awk '$1 >= 5 {print $1, $4}') \
           <(grep -v '^#' out/loss.resumed.log | awk '{print $1, $4}'); then
