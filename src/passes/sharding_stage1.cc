@@ -1,7 +1,5 @@
 #include "zerograph/passes/sharding_stage1.h"
 
-#include <sys/mman.h>
-
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -141,29 +139,13 @@ TensorType Flat(DataType dtype, int64_t numel) {
   return TensorType{dtype, std::vector<int64_t>{numel}};
 }
 
-// Asks the kernel to back the large buffer at `data` with 2 MiB pages before it is first
-// written. A fused buffer padded for many ranks is hundreds of megabytes; faulting it in 4 KiB
-// pages cost several times as long as writing it (measured with 3 x 79 MiB on this 2-core machine:
-// 275-650 ms in 4 KiB pages, 45-110 ms in 2 MiB pages).
-void AdviseHugePages(const char* data, size_t size) {
-  constexpr uintptr_t kHugePage = uintptr_t{2} << 20;
-  const auto begin = (reinterpret_cast<uintptr_t>(data) + kHugePage - 1) & ~(kHugePage - 1);
-  const auto end = (reinterpret_cast<uintptr_t>(data) + size) & ~(kHugePage - 1);
-  // Only advice: where huge pages are off, the buffer is simply faulted in small pages.
-  if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
-}
-
 // Concatenates the tensors' bytes at their element offsets in a zeroed buffer of `total` elements:
 // the padding is zero (the seed leaves it uninitialised). A string, which the new initializer takes
 // over without a copy.
 StatusOr<std::string> FuseBytes(const std::vector<const Value*>& tensors,
                                 const std::vector<int64_t>& offsets, int64_t total,
                                 size_t element_size) {
-  const size_t size = static_cast<size_t>(total) * element_size;
-  std::string fused;
-  fused.reserve(size);
-  AdviseHugePages(fused.data(), size);
-  fused.resize(size);  // zeroed: the padding must be zero
+  std::string fused(static_cast<size_t>(total) * element_size, '\0');
   for (size_t i = 0; i < tensors.size(); ++i) {
     ZG_ASSIGN_OR_RETURN(std::span<const std::byte> bytes, tensors[i]->initializer()->Bytes());
     std::memcpy(fused.data() + static_cast<size_t>(offsets[i]) * element_size, bytes.data(),
@@ -325,9 +307,15 @@ class ShardingRewriter {
     bucket.id = k;
     bucket.dtype = dtype;
     bucket.optimizer = StrCat(lead.signature.domain, ".", lead.signature.op_type);
+    // Sized once: a bucket may hold every parameter of the model.
     std::vector<int64_t> offsets, numels, shapes, ranks;
-    std::vector<const Value*> params, grads_const;
+    std::vector<const Value*> params;
     std::vector<Value*> grads;
+    for (auto* list : {&offsets, &numels, &ranks}) list->reserve(members.size());
+    shapes.reserve(2 * members.size());
+    params.reserve(members.size());
+    grads.reserve(members.size());
+    bucket.params.reserve(members.size());
     for (size_t member : members) {
       const Candidate& c = candidates_[member];
       const Tensor& tensor = *c.slot.param->initializer();
@@ -359,6 +347,7 @@ class ShardingRewriter {
     std::vector<Value*> fused_states;
     for (int s = 0; s < lead.signature.num_states; ++s) {
       std::vector<const Value*> states;
+      states.reserve(members.size());
       for (size_t member : members)
         states.push_back(candidates_[member].slot.states[static_cast<size_t>(s)]);
       const DataType state_dtype = states.front()->initializer()->dtype();
