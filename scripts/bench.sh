@@ -134,7 +134,7 @@ parameter and optimizer state, 6 entries per layer) unless `--no-training-metada
   260 parameters, 585 at 1M nodes. Every parameter is padded to 16 x 8 = 128 elements, so the fused
   buffers (parameters and two states) hold about 13x the parameters' bytes, 3 x 79 MB at 1M nodes.
 
-Where the time goes (perf, 1M nodes, 2026-11-30), and what is left:
+Where the time goes (perf, callgrind and phase timers, 2026-11-30), and what is left:
 
 - Before this work (commit 3237e58), on the previous version of this graph (no unscale nodes, on a
   loaded machine), IR load + save took 4.1x the bare round trip at 100k nodes and 6.8x at 1M
@@ -145,15 +145,41 @@ Where the time goes (perf, 1M nodes, 2026-11-30), and what is left:
   definitions per node, almost each one a cache miss at this size (the name index prefetches a few
   lookups ahead, which took a quarter off), and first-touch page faults of the ~0.5 GB of nodes,
   values and edge lists (a quarter in a fresh process) + checking the training spec (~0.1 s, by a
-  plain-JSON fast path; the general JSON reader took 2 s). IR save is protobuf's serialization of the parsed messages, as
-  fast as bare's. Issue 2's 1.3x is met at 1M nodes only in quiet runs (1.3-1.45x over several runs);
-  at 100k nodes the IR stays at about 1.6-1.9x.
-- sharding-stage1 makes about 20 IR edits per parameter (two views, renames, the fused update, the
-  per-parameter update and its states erased) and copies every parameter and state into the fused
-  buffers: 2.2-2.9 s at 1M nodes, **1.4-1.8x** the bare round trip against the goal of 0.3x, a miss
-  by about 5x. It is linear (the growth columns: about 12-13x for 10x the nodes, where the bare round
-  trip itself grows 11-12x as the graph outgrows the caches), but no single edit dominates: the time
-  spreads over node and value creation, renames, the byte copies and their page faults.
+  plain-JSON fast path; the general JSON reader took 2 s). IR save is protobuf's serialization of
+  the parsed messages, as fast as bare's. Issue 2's 1.3x is not met robustly: 1.29x at 100k and
+  1.32x at 1M in a quiet run (load 0.6), but 1.4-1.9x in every run of the afternoon of 2026-11-30
+  (load 2-8 on the 2 cores), before and after the pass work below, which barely touches loading.
+- sharding-stage1, second round (commit 9c424e6 and the one after it): each parameter becomes an
+  output of the views node in place (`Graph::AdoptAsOutput`): its readers, name and name-index entry
+  stay, where before a new view value took every reader over and was renamed to the parameter's
+  name (four name-index edits, a copy of the user list and a string built per parameter, twice:
+  for the parameters and for the updated parameters). The spec's binding is resolved once (the pass
+  looked its 461k names up a second time), bucket keys are integers built from the attributes'
+  bytes (serializing each attribute of every update cost more than the rest of the key), the
+  layout JSON is written into a buffer sized once, and the per-parameter updates are erased last
+  first, so that removing their uses of the learning rate and step moves the same use each time.
+  The rewrite's output is byte-for-byte what it was (models/*.onnx, mlp_wide and the 100k-node
+  graph, 1-8 ranks, several bucket limits, with and without --overlap). sharding-stage1 on the
+  100k-node graph: 656M instructions before, 434M after (callgrind). Side by side on the loaded
+  machine (load 2-3), before / after, medians of 5: 203 / 136-167 ms at 100k nodes and one bucket,
+  176 / 127-149 ms with 59 buckets; at 1M nodes 2357 / 2043-2362 ms with one bucket, 1927 /
+  1285-1393 ms with 585 buckets. Passes / bare round trip went from 1.62x, 1.43x, 1.39x, 1.16x to
+  the table's: still **2.4-4x over the goal of 0.3x**.
+- What is left at 1M nodes (phase timers in rewrite-graph, one bucket, load 3; 1.8 s): finding the
+  candidates about 30% (per parameter about twenty cache misses: the update node, its inputs and
+  their tensors and messages, the gradient chain, and a sweep of all 1M nodes), the fused buffers
+  ~11% (237 MB of fresh pages: three buffers of 79 MB, every parameter padded from 16 to 128
+  elements; page faults are slow in this VM, and in the bench process the 585-bucket case reuses
+  freed heap pages while one bucket's 79 MB buffers are always new mappings, which is most of the
+  gap between the two rows), adopting the updated parameters ~14% and the parameters ~7% (each
+  needs a new value_info message, for the output to stay the same), erasing the per-parameter
+  updates and states ~13% (name-index erasures), reading the spec ~11%, the layout JSON and the
+  binding ~6%. Huge pages for the fused buffers (`MADV_HUGEPAGE`) were tried and dropped: direct
+  compaction made them 2-3x slower in the bench process.
+- Growth for 10x the nodes: 8.8-14.6x over the runs, where the bare round trip itself grew 13-14x
+  on the loaded machine; the one-bucket row varies most (the page faults above). Nothing is
+  superlinear: per-bucket work is constant or proportional to the bucket's parameters (585 buckets
+  cost less than one), and every edit is O(1).
 - Before this work the rewrite was quadratic in places (renames and output replacements scanned
   every graph output; erasing an update searched the learning rate's user list; every unscale node
   scanned the whole state binding and the shared constant's user list) and slow in others (the
