@@ -147,7 +147,7 @@ Where the time goes (perf, callgrind and phase timers, 2026-11-30), and what is 
   values and edge lists (a quarter in a fresh process) + checking the training spec (~0.1 s, by a
   plain-JSON fast path; the general JSON reader took 2 s). IR save is protobuf's serialization of
   the parsed messages, as fast as bare's. Issue 2's 1.3x is not met robustly: 1.29x at 100k and
-  1.32x at 1M in a quiet run (load 0.6), but 1.4-1.9x in every run of the afternoon of 2026-11-30
+  1.32x at 1M in a quiet run (load 0.6), but 1.41-2.09x in every run of the afternoon of 2026-11-30
   (load 2-8 on the 2 cores), before and after the pass work below, which barely touches loading.
 - sharding-stage1, second round (commit 9c424e6 and the one after it): each parameter becomes an
   output of the views node in place (`Graph::AdoptAsOutput`): its readers, name and name-index entry
