@@ -147,8 +147,9 @@ Where the time goes (perf, callgrind and phase timers, 2026-11-30), and what is 
   values and edge lists (a quarter in a fresh process) + checking the training spec (~0.1 s, by a
   plain-JSON fast path; the general JSON reader took 2 s). IR save is protobuf's serialization of
   the parsed messages, as fast as bare's. Issue 2's 1.3x is not met robustly: 1.29x at 100k and
-  1.32x at 1M in a quiet run (load 0.6), but 1.41-2.09x in every run of the afternoon of 2026-11-30
-  (load 2-8 on the 2 cores), before and after the pass work below, which barely touches loading.
+  1.32x at 1M in a quiet run of the morning (load 0.6), but 1.41-2.09x in every run of the
+  afternoon of 2026-11-30 (load 2-8 on the 2 cores), before and after the pass work below, which
+  barely touches loading, and 1.76x / 1.55x in the table's run on a quiet machine (load 0.2).
 - sharding-stage1, second round (commit 9c424e6 and the one after it): each parameter becomes an
   output of the views node in place (`Graph::AdoptAsOutput`): its readers, name and name-index entry
   stay, where before a new view value took every reader over and was renamed to the parameter's
@@ -177,7 +178,7 @@ Where the time goes (perf, callgrind and phase timers, 2026-11-30), and what is 
   binding ~6%. Huge pages for the fused buffers (`MADV_HUGEPAGE`) were tried and dropped: direct
   compaction made them 2-3x slower in the bench process.
 - Growth for 10x the nodes: 8.8-14.6x over the runs, where the bare round trip itself grew 13-14x
-  on the loaded machine; the one-bucket row varies most (the page faults above). Nothing is
+  on the loaded machine (11.8x and 10.0x in the table's quiet run, bare 10.9x); the one-bucket row varies most (the page faults above). Nothing is
   superlinear: per-bucket work is constant or proportional to the bucket's parameters (585 buckets
   cost less than one), and every edit is O(1).
 - Before this work the rewrite was quadratic in places (renames and output replacements scanned
