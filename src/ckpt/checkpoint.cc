@@ -15,6 +15,7 @@
 
 #include "checksummed_file.h"
 #include "crc32.h"
+#include "file_io.h"
 #include "zerograph/ckpt/safetensors.h"
 #include "zerograph/core/str_cat.h"
 #include "zerograph/ir/graph.h"
@@ -50,23 +51,6 @@ Json TensorJson(const StateTensor& t, bool with_role) {
   Json json = {{"name", t.name}, {"dtype", DtypeText(t.dtype)}, {"shape", t.shape}};
   if (with_role) json["param"] = t.is_param;
   return json;
-}
-
-Status IoError(std::string_view what, const std::string& path, int error) {
-  std::string message = StrCat(what, " '", path, "': ", std::strerror(error));
-  return error == ENOENT ? NotFoundError(std::move(message)) : UnavailableError(std::move(message));
-}
-
-Status WriteAll(int fd, const std::string& path, std::span<const std::byte> bytes) {
-  while (!bytes.empty()) {
-    ssize_t written = ::write(fd, bytes.data(), bytes.size());
-    if (written < 0) {
-      if (errno == EINTR) continue;
-      return IoError("cannot write", path, errno);
-    }
-    bytes = bytes.subspan(static_cast<size_t>(written));
-  }
-  return Status::Ok();
 }
 
 // A file streamed to disk a chunk at a time: where the next chunk goes, and the chunk before,

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "crc32.h"
+#include "file_io.h"
 #include "zerograph/core/str_cat.h"
 
 namespace zerograph {
@@ -20,11 +21,6 @@ namespace {
 constexpr size_t kBlockBytes = size_t{1} << 20;
 // The largest page-cache folio on x86-64 (a PMD).
 constexpr int64_t kLargestFolio = int64_t{2} << 20;
-
-Status IoError(std::string_view what, const std::string& path, int error) {
-  std::string message = StrCat(what, " '", path, "': ", std::strerror(error));
-  return error == ENOENT ? NotFoundError(std::move(message)) : UnavailableError(std::move(message));
-}
 
 }  // namespace
 
