@@ -4,6 +4,7 @@
 
 #include <onnx/onnx_pb.h>
 
+#include "ir/graph_feed.h"
 #include "ir/proto_store.h"
 
 namespace zerograph {
@@ -542,30 +543,55 @@ std::vector<std::pair<std::string_view, std::string_view>> Graph::metadata() con
 
 // --- ONNX form ----------------------------------------------------------------------------------
 
+namespace {
+
+// The main graph of a model parsed in full.
+class ParsedGraph final : public GraphFeed {
+ public:
+  explicit ParsedGraph(std::vector<onnx::NodeProto*> nodes) : nodes_(std::move(nodes)) {}
+  size_t num_nodes() const override { return nodes_.size(); }
+  Status AwaitSources() override { return Status::Ok(); }
+  StatusOr<std::span<onnx::NodeProto* const>> AwaitNodes(size_t) override {
+    return std::span<onnx::NodeProto* const>(nodes_);
+  }
+  Status AwaitRest() override { return Status::Ok(); }
+  void Stop() override {}
+
+ private:
+  std::vector<onnx::NodeProto*> nodes_;
+};
+
+}  // namespace
+
 StatusOr<std::unique_ptr<Graph>> Graph::FromModelProto(std::unique_ptr<ProtoStore> store,
-                                                       const ExternalDataResolver& resolve) {
+                                                       const ExternalDataResolver& resolve,
+                                                       GraphFeed* feed) {
   auto graph = std::make_unique<Graph>();
   graph->store_ = std::move(store);
-  ZG_RETURN_IF_ERROR(graph->ImportGraph(resolve));
+  std::optional<ParsedGraph> parsed;
+  if (feed == nullptr) {
+    feed = &parsed.emplace(TakeAll(graph->store_->model->mutable_graph()->mutable_node()));
+  }
+  const Status status = graph->ImportGraph(resolve, *feed);
+  // The parser writes into the store's arena: it must stop before a failed graph frees it.
+  feed->Stop();
+  ZG_RETURN_IF_ERROR(status);
   return graph;
 }
 
-Status Graph::ImportGraph(const ExternalDataResolver& resolve) {
+Status Graph::ImportGraph(const ExternalDataResolver& resolve, GraphFeed& feed) {
   onnx::GraphProto* proto = store_->model->mutable_graph();
+  ZG_RETURN_IF_ERROR(feed.AwaitSources());
   std::vector<onnx::TensorProto*> initializers = TakeAll(proto->mutable_initializer());
   std::vector<onnx::ValueInfoProto*> inputs = TakeAll(proto->mutable_input());
-  std::vector<onnx::NodeProto*> nodes = TakeAll(proto->mutable_node());
-  std::vector<onnx::ValueInfoProto*> value_infos = TakeAll(proto->mutable_value_info());
-  std::vector<onnx::ValueInfoProto*> outputs = TakeAll(proto->mutable_output());
 
-  size_t node_outputs = 0;
-  for (const onnx::NodeProto* node_proto : nodes) {
-    node_outputs += static_cast<size_t>(node_proto->output_size());
-  }
-  // Sized once for every name the file defines, so that the indexes never grow while loading.
+  // Sized up front so that the indexes rarely grow while loading. The nodes' outputs are not
+  // counted, as most nodes are not parsed yet: two per node covers training graphs (optimizer
+  // updates have three, most nodes one).
   values_by_name_.Reserve(initializers.size() + inputs.size() +
-                          static_cast<size_t>(proto->sparse_initializer_size()) + node_outputs);
-  nodes_by_name_.Reserve(nodes.size());
+                          static_cast<size_t>(proto->sparse_initializer_size()) +
+                          2 * feed.num_nodes());
+  nodes_by_name_.Reserve(feed.num_nodes());
 
   auto define = [&](Value* value, std::string_view what, uint64_t hash) -> Status {
     const bool inserted = values_by_name_.Insert(value, hash).second;
@@ -645,9 +671,11 @@ Status Graph::ImportGraph(const ExternalDataResolver& resolve) {
   std::vector<uint64_t> node_hashes;
   std::vector<uint64_t> value_hashes;  // each node's inputs, then its outputs
   int64_t node_index = 0;
-  for (size_t chunk = 0; chunk < nodes.size(); chunk += NameIndex<Node>::kBulkChunk) {
-    const std::span<onnx::NodeProto* const> chunk_nodes = std::span(nodes).subspan(
-        chunk, std::min(NameIndex<Node>::kBulkChunk, nodes.size() - chunk));
+  for (size_t chunk = 0; chunk < feed.num_nodes(); chunk += NameIndex<Node>::kBulkChunk) {
+    const size_t chunk_size = std::min(NameIndex<Node>::kBulkChunk, feed.num_nodes() - chunk);
+    ZG_ASSIGN_OR_RETURN(std::span<onnx::NodeProto* const> parsed,
+                        feed.AwaitNodes(chunk + chunk_size));
+    const std::span<onnx::NodeProto* const> chunk_nodes = parsed.subspan(chunk, chunk_size);
     node_hashes.clear();
     value_hashes.clear();
     for (const onnx::NodeProto* node_proto : chunk_nodes) {
@@ -729,6 +757,9 @@ Status Graph::ImportGraph(const ExternalDataResolver& resolve) {
                                        "', which no node, graph input or initializer defines"));
   }
 
+  ZG_RETURN_IF_ERROR(feed.AwaitRest());
+  std::vector<onnx::ValueInfoProto*> value_infos = TakeAll(proto->mutable_value_info());
+  std::vector<onnx::ValueInfoProto*> outputs = TakeAll(proto->mutable_output());
   // Looked up in bulk: a training graph has an output per updated parameter and state.
   auto find_all = [&](const std::vector<onnx::ValueInfoProto*>& infos) {
     std::vector<std::string_view> names;

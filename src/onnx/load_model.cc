@@ -1,6 +1,7 @@
 #include "zerograph/onnx/load_model.h"
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -13,16 +14,17 @@
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <system_error>
+#include <thread>
 #include <utility>
 
-#include <google/protobuf/io/coded_stream.h>
-#include <google/protobuf/io/zero_copy_stream_impl.h>
 #include <onnx/onnx_pb.h>
 
 #include "ir/proto_store.h"
+#include "onnx/model_parser.h"
 #include "zerograph/core/status.h"
 #include "zerograph/core/str_cat.h"
 #include "zerograph/ir/dtype.h"
@@ -70,36 +72,47 @@ Status IoError(std::string_view what, int error) {
   }
 }
 
-// Bytes read from the file at a time: protobuf's default (8 KiB) costs a system call per 8 KiB,
-// tens of thousands for a large graph; a buffer of 1 MiB is still small next to the model.
-constexpr int kReadBlockBytes = 1 << 20;
-
-// Parses the file at `path` into a fresh store. Streaming through CodedInputStream avoids holding
-// the file twice; its limit is raised to protobuf's hard maximum (older protobuf defaulted to 64
-// MB).
-StatusOr<std::unique_ptr<ProtoStore>> ParseModelFile(const std::string& path) {
-  ScopedFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (fd.get() < 0) return IoError("cannot open the file", errno);
-  struct stat info {};
-  if (::fstat(fd.get(), &info) != 0) return IoError("cannot stat the file", errno);
-  ZG_RETURN_IF_NOT(S_ISREG(info.st_mode), "not a regular file");
-  if (info.st_size == 0) return DataLossError("the file is empty");
-  ZG_RETURN_IF_NOT(info.st_size <= INT_MAX, "the file is ", info.st_size,
-                   " bytes; protobuf cannot read a message of 2 GiB or more (keep large "
-                   "initializers in external data)");
-
-  auto store = std::make_unique<ProtoStore>();
-  google::protobuf::io::FileInputStream file_stream(fd.get(), kReadBlockBytes);
-  bool parsed;
-  {
-    google::protobuf::io::CodedInputStream coded(&file_stream);
-    coded.SetTotalBytesLimit(INT_MAX);
-    parsed = store->model->ParseFromCodedStream(&coded) && coded.ConsumedEntireMessage();
-  }
-  if (file_stream.GetErrno() != 0) return IoError("cannot read the file", file_stream.GetErrno());
-  if (!parsed) return DataLossError("the file is not a valid ONNX model (protobuf parse failed)");
-  return store;
+// Threads that parse a model of `bytes`: one for a small model, whose parse takes less than
+// starting a thread; up to the cores for a large one.
+int ParseThreads(size_t bytes) {
+  constexpr size_t kBytesPerThread = size_t{4} << 20;
+  constexpr size_t kMaxThreads = 8;
+  const size_t cores = std::max(1u, std::thread::hardware_concurrency());
+  return static_cast<int>(
+      std::clamp<size_t>(bytes / kBytesPerThread, 1, std::min(cores, kMaxThreads)));
 }
+
+// A model file mapped for reading: the parser splits the graph's messages out of it and parses
+// them in parallel, and a mapping costs no copy.
+class MappedModelFile {
+ public:
+  static StatusOr<std::unique_ptr<MappedModelFile>> Open(const std::string& path) {
+    ScopedFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    if (fd.get() < 0) return IoError("cannot open the file", errno);
+    struct stat info {};
+    if (::fstat(fd.get(), &info) != 0) return IoError("cannot stat the file", errno);
+    ZG_RETURN_IF_NOT(S_ISREG(info.st_mode), "not a regular file");
+    if (info.st_size == 0) return DataLossError("the file is empty");
+    ZG_RETURN_IF_NOT(info.st_size <= INT_MAX, "the file is ", info.st_size,
+                     " bytes; protobuf cannot read a message of 2 GiB or more (keep large "
+                     "initializers in external data)");
+    const size_t size = static_cast<size_t>(info.st_size);
+    // Populated up front: the kernel maps the cached pages in one go, not on a fault per page.
+    void* data = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd.get(), 0);
+    if (data == MAP_FAILED) return IoError("cannot map the file", errno);
+    return std::unique_ptr<MappedModelFile>(
+        new MappedModelFile(static_cast<const std::byte*>(data), size));
+  }
+  ~MappedModelFile() { ::munmap(const_cast<std::byte*>(bytes_.data()), bytes_.size()); }
+  MappedModelFile(const MappedModelFile&) = delete;
+  MappedModelFile& operator=(const MappedModelFile&) = delete;
+
+  std::span<const std::byte> bytes() const { return bytes_; }
+
+ private:
+  MappedModelFile(const std::byte* data, size_t size) : bytes_(data, size) {}
+  std::span<const std::byte> bytes_;
+};
 
 Status CheckModelHeader(const onnx::ModelProto& model) {
   ZG_RETURN_IF_NOT(model.ir_version() > 0, "the model has no ir_version");
@@ -216,8 +229,10 @@ class ExternalFiles {
 };
 
 StatusOr<std::unique_ptr<Graph>> LoadModelImpl(const std::string& path) {
-  ZG_ASSIGN_OR_RETURN(std::unique_ptr<ProtoStore> store, ParseModelFile(path));
-  ZG_RETURN_IF_ERROR(CheckModelHeader(*store->model));
+  ZG_ASSIGN_OR_RETURN(std::unique_ptr<MappedModelFile> file, MappedModelFile::Open(path));
+  ZG_ASSIGN_OR_RETURN(std::unique_ptr<ModelParser> parser,
+                      ModelParser::Start(file->bytes(), ParseThreads(file->bytes().size())));
+  ZG_RETURN_IF_ERROR(CheckModelHeader(parser->model()));
 
   fs::path folder = fs::path(path).parent_path();
   if (folder.empty()) folder = ".";
@@ -225,10 +240,11 @@ StatusOr<std::unique_ptr<Graph>> LoadModelImpl(const std::string& path) {
   folder = fs::canonical(folder, error);
   if (error) return IoError("cannot resolve the model's folder", error.value());
   ExternalFiles external_files(std::move(folder));
-  ZG_ASSIGN_OR_RETURN(std::unique_ptr<Graph> graph,
-                      Graph::FromModelProto(std::move(store), [&](const onnx::TensorProto& t) {
-                        return external_files.Resolve(t);
-                      }));
+  ZG_ASSIGN_OR_RETURN(
+      std::unique_ptr<Graph> graph,
+      Graph::FromModelProto(
+          parser->TakeStore(),
+          [&](const onnx::TensorProto& t) { return external_files.Resolve(t); }, parser.get()));
 
   // A training graph must know each node's role; InferMissingRoles leaves annotated nodes alone.
   // The spec is needed only to infer roles: when every node has one, it is only checked.

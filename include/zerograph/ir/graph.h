@@ -31,6 +31,7 @@ class ValueInfoProto;
 
 namespace zerograph {
 
+class GraphFeed;
 class ProtoStore;
 
 // Iterates nodes in schedule order. Editing the node under the iterator (moving or erasing it)
@@ -192,9 +193,11 @@ class Graph {
 
   // Builds the IR over a parsed model (the graph takes the store). Checks what SSA needs: every
   // value defined once, every input defined before it is read, unique node names. Errors name the
-  // node or value.
+  // node or value. `feed`, when given, hands over the main graph's messages while a parser still
+  // makes them (the store's graph then lacks them); the graph stops it before returning.
   static StatusOr<std::unique_ptr<Graph>> FromModelProto(std::unique_ptr<ProtoStore> store,
-                                                         const ExternalDataResolver& resolve);
+                                                         const ExternalDataResolver& resolve,
+                                                         GraphFeed* feed = nullptr);
 
   // Rewrites an external tensor's location entries in `copy` (a copy of its message), writing its
   // bytes where the saved model expects them.
@@ -223,7 +226,7 @@ class Graph {
   std::vector<size_t> OutputIndices(const Value* value);
   // Records that outputs_[index] is `value` in output_index_, once that is built.
   void NoteOutput(const Value* value, size_t index);
-  Status ImportGraph(const ExternalDataResolver& resolve);
+  Status ImportGraph(const ExternalDataResolver& resolve, GraphFeed& feed);
 
   // A value_info entry and the value it describes (null when it names no value of the graph: such
   // entries are kept as they were).

@@ -1,0 +1,39 @@
+#ifndef ZEROGRAPH_SRC_IR_GRAPH_FEED_H_
+#define ZEROGRAPH_SRC_IR_GRAPH_FEED_H_
+
+#include <cstddef>
+#include <span>
+
+#include "zerograph/core/status.h"
+
+namespace onnx {
+class NodeProto;
+}  // namespace onnx
+
+namespace zerograph {
+
+// The main graph's messages, handed over while a parser is still making them: the graph links the
+// first nodes while other threads parse the later ones, so that loading a large model costs about
+// the longer of parsing and linking, not their sum.
+class GraphFeed {
+ public:
+  virtual ~GraphFeed() = default;
+
+  // How many nodes the graph has.
+  virtual size_t num_nodes() const = 0;
+  // Waits until the graph's initializers and inputs are parsed and in the store's graph.
+  virtual Status AwaitSources() = 0;
+  // Waits until nodes [0, count) are parsed and returns them (the span may hold more), or the
+  // error that stopped the parser.
+  virtual StatusOr<std::span<onnx::NodeProto* const>> AwaitNodes(size_t count) = 0;
+  // Waits until the whole model is parsed: the graph's value_info and outputs are then in the
+  // store's graph.
+  virtual Status AwaitRest() = 0;
+  // Stops the parser and waits for its threads: they write into the store's arena, which must
+  // not go before them. Safe to call more than once.
+  virtual void Stop() = 0;
+};
+
+}  // namespace zerograph
+
+#endif  // ZEROGRAPH_SRC_IR_GRAPH_FEED_H_

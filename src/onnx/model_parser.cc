@@ -1,0 +1,380 @@
+#include "onnx/model_parser.h"
+
+#include <algorithm>
+#include <atomic>
+#include <climits>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <system_error>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include <google/protobuf/io/coded_stream.h>
+#include <onnx/onnx_pb.h>
+
+#include "zerograph/core/str_cat.h"
+
+namespace zerograph {
+namespace {
+
+using google::protobuf::MessageLite;
+
+// ONNX's field numbers for what the parser splits out.
+constexpr uint32_t kModelGraph = 7;
+constexpr uint32_t kGraphNode = 1;
+constexpr uint32_t kGraphInitializer = 5;
+constexpr uint32_t kGraphInput = 11;
+constexpr uint32_t kGraphOutput = 12;
+constexpr uint32_t kGraphValueInfo = 13;
+
+constexpr int kWireVarint = 0;
+constexpr int kWireFixed64 = 1;
+constexpr int kWireLengthDelimited = 2;
+constexpr int kWireFixed32 = 5;
+
+// One field as it lies in the wire format: [begin, end) is the whole field, tag included;
+// [payload, end) is what a length-delimited field holds.
+struct WireField {
+  uint32_t number = 0;
+  int wire_type = 0;
+  const uint8_t* begin = nullptr;
+  const uint8_t* payload = nullptr;
+  const uint8_t* end = nullptr;
+};
+
+// Reads a message's top-level fields in order, without parsing what they hold.
+class WireScanner {
+ public:
+  WireScanner(const uint8_t* begin, const uint8_t* end) : at_(begin), end_(end) {}
+
+  bool done() const { return at_ == end_; }
+
+  // The next field, or nullopt when the bytes are not one the scan can skip (malformed, or a
+  // group, which ONNX never uses).
+  std::optional<WireField> Next() {
+    WireField field;
+    field.begin = at_;
+    const std::optional<uint64_t> tag = ReadVarint();
+    if (!tag.has_value() || (*tag >> 3) == 0 || (*tag >> 3) > kMaxFieldNumber) return std::nullopt;
+    field.number = static_cast<uint32_t>(*tag >> 3);
+    field.wire_type = static_cast<int>(*tag & 7);
+    bool ok = false;
+    switch (field.wire_type) {
+      case kWireVarint:
+        ok = ReadVarint().has_value();
+        break;
+      case kWireFixed64:
+        ok = Skip(8);
+        break;
+      case kWireFixed32:
+        ok = Skip(4);
+        break;
+      case kWireLengthDelimited: {
+        const std::optional<uint64_t> length = ReadVarint();
+        field.payload = at_;
+        ok = length.has_value() && Skip(*length);
+        break;
+      }
+      default:
+        break;
+    }
+    if (!ok) return std::nullopt;
+    field.end = at_;
+    return field;
+  }
+
+ private:
+  static constexpr uint64_t kMaxFieldNumber = (uint64_t{1} << 29) - 1;
+
+  std::optional<uint64_t> ReadVarint() {
+    uint64_t value = 0;
+    for (int shift = 0; shift < 64 && at_ < end_; shift += 7) {
+      const uint8_t byte = *at_++;
+      value |= static_cast<uint64_t>(byte & 0x7f) << shift;
+      if ((byte & 0x80) == 0) return value;
+    }
+    return std::nullopt;
+  }
+
+  bool Skip(uint64_t count) {
+    if (count > static_cast<uint64_t>(end_ - at_)) return false;
+    at_ += count;
+    return true;
+  }
+
+  const uint8_t* at_;
+  const uint8_t* end_;
+};
+
+// Fields of a message the split leaves to protobuf: byte ranges in file order, touching ones
+// joined.
+class OtherFields {
+ public:
+  void Add(const WireField& field) {
+    if (!ranges_.empty() && ranges_.back().second == field.begin) {
+      ranges_.back().second = field.end;
+    } else {
+      ranges_.emplace_back(field.begin, field.end);
+    }
+  }
+
+  // Merges the fields into `message`: parsing a message's fields piece by piece gives what parsing
+  // them in one piece gives (protobuf's merge rule).
+  bool MergeInto(MessageLite& message) const {
+    for (const auto& [begin, end] : ranges_) {
+      google::protobuf::io::CodedInputStream coded(begin, static_cast<int>(end - begin));
+      coded.SetTotalBytesLimit(INT_MAX);
+      if (!message.MergeFromCodedStream(&coded) || !coded.ConsumedEntireMessage()) return false;
+    }
+    return true;
+  }
+
+ private:
+  std::vector<std::pair<const uint8_t*, const uint8_t*>> ranges_;
+};
+
+bool IsSplitField(const WireField& field) {
+  if (field.wire_type != kWireLengthDelimited) return false;
+  switch (field.number) {
+    case kGraphNode:
+    case kGraphInitializer:
+    case kGraphInput:
+    case kGraphOutput:
+    case kGraphValueInfo:
+      return true;
+    default:
+      return false;
+  }
+}
+
+Status NotAModel() {
+  return DataLossError("the file is not a valid ONNX model (protobuf parse failed)");
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<ModelParser>> ModelParser::Start(std::span<const std::byte> bytes,
+                                                          int threads) {
+  ZG_RETURN_IF_NOT(bytes.size() <= INT_MAX, "the model is ", bytes.size(),
+                   " bytes; protobuf cannot read a message of 2 GiB or more");
+  std::unique_ptr<ModelParser> parser(new ModelParser());
+  parser->store_ = std::make_unique<ProtoStore>();
+  onnx::ModelProto& model = *parser->store_->model;
+  const auto* begin = reinterpret_cast<const uint8_t*>(bytes.data());
+  const auto* end = begin + bytes.size();
+  parser->file_begin_ = begin;
+  parser->arena_ = &parser->store_->arena;
+
+  auto parse_plainly = [&]() -> StatusOr<std::unique_ptr<ModelParser>> {
+    google::protobuf::io::CodedInputStream coded(begin, static_cast<int>(bytes.size()));
+    coded.SetTotalBytesLimit(INT_MAX);
+    model.Clear();
+    if (!model.ParseFromCodedStream(&coded) || !coded.ConsumedEntireMessage()) return NotAModel();
+    if (model.has_graph()) {
+      google::protobuf::RepeatedPtrField<onnx::NodeProto>& nodes =
+          *model.mutable_graph()->mutable_node();
+      parser->nodes_.resize(static_cast<size_t>(nodes.size()));
+      nodes.UnsafeArenaExtractSubrange(0, nodes.size(), parser->nodes_.data());
+    }
+    parser->sources_added_ = true;
+    parser->rest_added_ = true;
+    return std::move(parser);
+  };
+
+  // The model's fields: the graph, and the others, left to protobuf.
+  std::optional<WireField> graph_field;
+  OtherFields model_fields;
+  for (WireScanner scan(begin, end); !scan.done();) {
+    const std::optional<WireField> field = scan.Next();
+    if (!field.has_value()) return parse_plainly();
+    if (field->number != kModelGraph || field->wire_type != kWireLengthDelimited) {
+      model_fields.Add(*field);
+    } else if (graph_field.has_value()) {
+      return parse_plainly();  // two graph fields merge: rare enough to leave to protobuf
+    } else {
+      graph_field = field;
+    }
+  }
+  if (!graph_field.has_value()) return parse_plainly();
+
+  // The graph's fields: its repeated fields split out in the order the graph is built from them
+  // (initializers and inputs, nodes, the rest), the others left to protobuf.
+  std::vector<Item> sources, nodes, rest;
+  OtherFields graph_fields;
+  for (WireScanner scan(graph_field->payload, graph_field->end); !scan.done();) {
+    const std::optional<WireField> field = scan.Next();
+    if (!field.has_value()) return parse_plainly();
+    if (!IsSplitField(*field)) {
+      graph_fields.Add(*field);
+      continue;
+    }
+    const Item item{field->number, field->payload, field->end};
+    switch (field->number) {
+      case kGraphNode:
+        nodes.push_back(item);
+        break;
+      case kGraphInitializer:
+      case kGraphInput:
+        sources.push_back(item);
+        break;
+      default:
+        rest.push_back(item);
+        break;
+    }
+  }
+  parser->num_sources_ = sources.size();
+  parser->nodes_.resize(nodes.size());
+  parser->items_ = std::move(sources);
+  parser->items_.insert(parser->items_.end(), nodes.begin(), nodes.end());
+  parser->items_.insert(parser->items_.end(), rest.begin(), rest.end());
+
+  onnx::GraphProto& graph = *model.mutable_graph();
+  parser->graph_ = &graph;
+  if (!model_fields.MergeInto(model) || !graph_fields.MergeInto(graph)) return NotAModel();
+
+  parser->num_chunks_ = (parser->items_.size() + kChunkItems - 1) / kChunkItems;
+  parser->chunks_ = std::make_unique<Chunk[]>(parser->num_chunks_);
+  for (int i = 1; i < threads && static_cast<size_t>(i) < parser->num_chunks_; ++i) {
+    try {
+      parser->workers_.emplace_back([raw = parser.get()] {
+        while (raw->ParseNextChunk()) {
+        }
+      });
+    } catch (const std::system_error&) {
+      break;  // no more threads to be had: the others, and the caller's, parse it all
+    }
+  }
+  // Alone, parsing everything first is faster than taking turns with building the graph: the
+  // parse's and the graph's memory are then not interleaved.
+  if (parser->workers_.empty()) {
+    while (parser->ParseNextChunk()) {
+    }
+  }
+  return parser;
+}
+
+size_t ModelParser::ParseItems(std::span<Item> items) {
+  for (size_t i = 0; i < items.size(); ++i) {
+    Item& item = items[i];
+    google::protobuf::Arena* arena = arena_;  // thread-safe
+    switch (item.field) {
+      case kGraphNode:
+        item.message = google::protobuf::Arena::CreateMessage<onnx::NodeProto>(arena);
+        break;
+      case kGraphInitializer:
+        item.message = google::protobuf::Arena::CreateMessage<onnx::TensorProto>(arena);
+        break;
+      default:
+        item.message = google::protobuf::Arena::CreateMessage<onnx::ValueInfoProto>(arena);
+        break;
+    }
+    if (!item.message->ParseFromArray(item.payload, static_cast<int>(item.end - item.payload))) {
+      return i;
+    }
+  }
+  return items.size();
+}
+
+bool ModelParser::ParseNextChunk() {
+  const size_t c = next_chunk_.fetch_add(1, std::memory_order_relaxed);
+  if (c >= num_chunks_ || stop_.load(std::memory_order_relaxed)) return false;
+  const size_t begin = c * kChunkItems;
+  const size_t end = std::min(items_.size(), begin + kChunkItems);
+  const size_t failed = begin + ParseItems(std::span(items_).subspan(begin, end - begin));
+  const size_t nodes_end = num_sources_ + nodes_.size();
+  for (size_t i = std::max(begin, num_sources_); i < std::min(failed, nodes_end); ++i) {
+    nodes_[i - num_sources_] = static_cast<onnx::NodeProto*>(items_[i].message);
+  }
+  Chunk& chunk = chunks_[c];
+  chunk.failed_at = failed;
+  chunk.state.store(failed == end ? kParsed : kFailed, std::memory_order_release);
+  chunk.state.notify_all();
+  return true;
+}
+
+Status ModelParser::AwaitItems(size_t count) {
+  const size_t needed = (count + kChunkItems - 1) / kChunkItems;
+  for (; awaited_chunks_ < needed; ++awaited_chunks_) {
+    Chunk& chunk = chunks_[awaited_chunks_];
+    // Rather than wait for a thread still on this chunk, parse a later one.
+    while (chunk.state.load(std::memory_order_acquire) == kPending && ParseNextChunk()) {
+    }
+    chunk.state.wait(kPending, std::memory_order_acquire);
+    if (chunk.state.load(std::memory_order_acquire) == kFailed) {
+      return ItemError(items_[chunk.failed_at]);
+    }
+  }
+  return Status::Ok();
+}
+
+Status ModelParser::AwaitSources() {
+  if (sources_added_) return Status::Ok();
+  ZG_RETURN_IF_ERROR(AwaitItems(num_sources_));
+  for (size_t i = 0; i < num_sources_; ++i) {
+    const Item& item = items_[i];
+    if (item.field == kGraphInitializer) {
+      graph_->mutable_initializer()->UnsafeArenaAddAllocated(
+          static_cast<onnx::TensorProto*>(item.message));
+    } else {
+      graph_->mutable_input()->UnsafeArenaAddAllocated(
+          static_cast<onnx::ValueInfoProto*>(item.message));
+    }
+  }
+  sources_added_ = true;
+  return Status::Ok();
+}
+
+StatusOr<std::span<onnx::NodeProto* const>> ModelParser::AwaitNodes(size_t count) {
+  // A model parsed plainly has no items: its nodes are all there.
+  ZG_RETURN_IF_ERROR(AwaitItems(std::min(num_sources_ + count, items_.size())));
+  return std::span<onnx::NodeProto* const>(nodes_);
+}
+
+Status ModelParser::AwaitRest() {
+  if (rest_added_) return Status::Ok();
+  ZG_RETURN_IF_ERROR(AwaitItems(items_.size()));
+  for (size_t i = num_sources_ + nodes_.size(); i < items_.size(); ++i) {
+    auto* info = static_cast<onnx::ValueInfoProto*>(items_[i].message);
+    if (items_[i].field == kGraphOutput) {
+      graph_->mutable_output()->UnsafeArenaAddAllocated(info);
+    } else {
+      graph_->mutable_value_info()->UnsafeArenaAddAllocated(info);
+    }
+  }
+  rest_added_ = true;
+  return Status::Ok();
+}
+
+void ModelParser::Stop() {
+  stop_.store(true, std::memory_order_relaxed);
+  for (std::thread& worker : workers_) {
+    if (worker.joinable()) worker.join();
+  }
+}
+
+Status ModelParser::ItemError(const Item& item) const {
+  std::string_view what;
+  switch (item.field) {
+    case kGraphNode:
+      what = "a node";
+      break;
+    case kGraphInitializer:
+      what = "an initializer";
+      break;
+    case kGraphInput:
+      what = "a graph input";
+      break;
+    case kGraphOutput:
+      what = "a graph output";
+      break;
+    default:
+      what = "a value_info entry";
+      break;
+  }
+  return DataLossError(StrCat("the file is not a valid ONNX model (protobuf parse failed in ", what,
+                              " of the main graph, at byte ", item.payload - file_begin_, ")"));
+}
+
+}  // namespace zerograph

@@ -1,0 +1,106 @@
+#ifndef ZEROGRAPH_SRC_ONNX_MODEL_PARSER_H_
+#define ZEROGRAPH_SRC_ONNX_MODEL_PARSER_H_
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <thread>
+#include <vector>
+
+#include "ir/graph_feed.h"
+#include "ir/proto_store.h"
+#include "zerograph/core/status.h"
+
+namespace google::protobuf {
+class Arena;
+class MessageLite;
+}  // namespace google::protobuf
+
+namespace zerograph {
+
+// Parses a serialized ONNX model on several threads, handing the main graph's messages over as
+// they are parsed (GraphFeed), so that the graph is built while the rest is still parsed.
+//
+// Why: parsing is about half of loading a large graph, and protobuf parses one message on one
+// thread. The main graph's nodes, initializers and value lists are independent messages laid end
+// to end in the file: a scan of the graph's top-level wire format finds their bounds (a few
+// milliseconds for a million nodes), and each is parsed into its own arena message. The result is
+// the model a plain parse gives.
+//
+// Anything the scan does not expect (a second graph field, groups, a malformed field) makes it
+// parse the whole model the plain way, which accepts what protobuf accepts and refuses the rest.
+class ModelParser final : public GraphFeed {
+ public:
+  // Scans the model, parses its own fields and the graph's non-repeated ones, and starts
+  // `threads - 1` threads on the graph's initializers and inputs, nodes, then value_info and
+  // outputs, in that order, which the caller's thread joins in as it awaits them. With one
+  // thread, parses everything before returning. `bytes` must outlive the parser.
+  static StatusOr<std::unique_ptr<ModelParser>> Start(std::span<const std::byte> bytes,
+                                                      int threads);
+  ~ModelParser() override { Stop(); }
+  ModelParser(const ModelParser&) = delete;
+  ModelParser& operator=(const ModelParser&) = delete;
+
+  // The model's own fields, parsed by Start (its graph's repeated fields may not be yet).
+  const onnx::ModelProto& model() const { return *store_->model; }
+  // The parsed model, to be taken once. Its graph's repeated fields are filled by the awaits.
+  std::unique_ptr<ProtoStore> TakeStore() { return std::move(store_); }
+
+  size_t num_nodes() const override { return nodes_.size(); }
+  Status AwaitSources() override;
+  StatusOr<std::span<onnx::NodeProto* const>> AwaitNodes(size_t count) override;
+  Status AwaitRest() override;
+  void Stop() override;
+
+ private:
+  // One message of the graph's repeated fields, where it lies in the file.
+  struct Item {
+    uint32_t field;
+    const uint8_t* payload;
+    const uint8_t* end;
+    google::protobuf::MessageLite* message = nullptr;
+  };
+  // Items are parsed kChunkItems at a time: chunk c holds `items_` [c, c + 1) x kChunkItems.
+  // Threads claim chunks in order; the graph builder, rather than wait for a chunk a thread is
+  // still on, claims and parses the next one itself.
+  static constexpr size_t kChunkItems = 256;
+  enum ChunkState : uint8_t { kPending, kParsed, kFailed };
+  struct Chunk {
+    std::atomic<uint8_t> state{kPending};
+    size_t failed_at = 0;  // the item that did not parse, when kFailed
+  };
+
+  ModelParser() = default;
+  // Parses `items` in place; returns the index of the first that does not parse, or items.size().
+  size_t ParseItems(std::span<Item> items);
+  // Claims the next chunk and parses it; false when none is left.
+  bool ParseNextChunk();
+  // Waits until `items_` [0, count) are parsed, parsing chunks meanwhile.
+  Status AwaitItems(size_t count);
+  Status ItemError(const Item& item) const;
+
+  std::unique_ptr<ProtoStore> store_;
+  // The store's arena and graph, which the threads fill after the store is taken.
+  google::protobuf::Arena* arena_ = nullptr;
+  onnx::GraphProto* graph_ = nullptr;
+  const uint8_t* file_begin_ = nullptr;  // for the byte offsets in errors
+  // The initializers and inputs, the nodes, then the value_info entries and outputs, each in file
+  // order.
+  std::vector<Item> items_;
+  size_t num_sources_ = 0;               // initializers and inputs
+  std::vector<onnx::NodeProto*> nodes_;  // set as their items are parsed
+  std::unique_ptr<Chunk[]> chunks_;
+  size_t num_chunks_ = 0;
+  std::atomic<size_t> next_chunk_{0};
+  size_t awaited_chunks_ = 0;  // chunks the builder has seen parsed
+  std::vector<std::thread> workers_;
+  std::atomic<bool> stop_{false};
+  bool sources_added_ = false;
+  bool rest_added_ = false;
+};
+
+}  // namespace zerograph
+
+#endif  // ZEROGRAPH_SRC_ONNX_MODEL_PARSER_H_

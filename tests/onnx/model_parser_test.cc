@@ -1,0 +1,182 @@
+#include "onnx/model_parser.h"
+
+#include <cstddef>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <onnx/onnx_pb.h>
+
+#include "test_models.h"
+#include "zerograph/core/str_cat.h"
+#include "zerograph/ir/graph.h"
+#include "zerograph/onnx/load_model.h"
+
+namespace zerograph {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::span<const std::byte> AsBytes(const std::string& bytes) {
+  return std::as_bytes(std::span(bytes.data(), bytes.size()));
+}
+
+// What ModelParser hands over, put back into one message.
+StatusOr<std::string> ParseAndReassemble(const std::string& bytes, int threads) {
+  ZG_ASSIGN_OR_RETURN(std::unique_ptr<ModelParser> parser,
+                      ModelParser::Start(AsBytes(bytes), threads));
+  ZG_RETURN_IF_ERROR(parser->AwaitSources());
+  ZG_ASSIGN_OR_RETURN(std::span<onnx::NodeProto* const> nodes,
+                      parser->AwaitNodes(parser->num_nodes()));
+  ZG_RETURN_IF_ERROR(parser->AwaitRest());
+  std::unique_ptr<ProtoStore> store = parser->TakeStore();
+  parser->Stop();
+  onnx::GraphProto& graph = *store->model->mutable_graph();
+  // The nodes go first: protobuf writes fields in number order, whatever the order of adding.
+  for (onnx::NodeProto* node : nodes) graph.mutable_node()->UnsafeArenaAddAllocated(node);
+  return store->model->SerializeAsString();
+}
+
+std::string PlainlyReserialized(const std::string& bytes) {
+  onnx::ModelProto model;
+  EXPECT_TRUE(model.ParseFromString(bytes));
+  return model.SerializeAsString();
+}
+
+// A model with every part of a graph the parser splits out, and others it leaves to protobuf:
+// initializers, inputs, outputs and value_info interleaved with nodes, a doc string, a sparse
+// initializer, metadata and an unknown field.
+std::string MixedModel(int nodes) {
+  onnx::ModelProto model;
+  model.set_ir_version(8);
+  model.add_opset_import()->set_version(17);
+  model.set_doc_string("model doc");
+  onnx::StringStringEntryProto* entry = model.add_metadata_props();
+  entry->set_key("zerograph.loss");
+  entry->set_value("y0");
+  onnx::GraphProto& graph = *model.mutable_graph();
+  graph.set_name("mixed");
+  graph.set_doc_string("graph doc");
+  graph.add_input()->set_name("x");
+  for (int i = 0; i < nodes; ++i) {
+    const std::string in = i == 0 ? "x" : StrCat("/layers.", i - 1, "/Relu_output_0");
+    const std::string out = StrCat("/layers.", i, "/Relu_output_0");
+    onnx::NodeProto& node = *graph.add_node();
+    node.set_op_type("Relu");
+    node.set_name(StrCat("/layers.", i, "/Relu"));
+    node.add_input(in);
+    node.add_output(out);
+    onnx::AttributeProto& role = *node.add_attribute();
+    role.set_name("__op_role");
+    role.set_type(onnx::AttributeProto::INT);
+    role.set_i(0);
+    if (i % 7 == 0) {
+      onnx::TensorProto& init = *graph.add_initializer();
+      init.set_name(StrCat("w", i));
+      init.set_data_type(onnx::TensorProto::FLOAT);
+      init.add_dims(2);
+      init.add_float_data(1.0f);
+      init.add_float_data(static_cast<float>(i));
+    }
+    if (i % 5 == 0) graph.add_value_info()->set_name(out);
+    if (i % 11 == 0) graph.add_output()->set_name(out);
+  }
+  onnx::SparseTensorProto& sparse = *graph.add_sparse_initializer();
+  sparse.mutable_values()->set_name("sparse");
+  sparse.mutable_values()->set_data_type(onnx::TensorProto::FLOAT);
+  std::string bytes = model.SerializeAsString();
+  // Field 4000, a varint: no ONNX field, so protobuf keeps it as unknown.
+  bytes += std::string("\x80\xFA\x01\x2A", 4);
+  return bytes;
+}
+
+TEST(ModelParserTest, HandsOverWhatAPlainParseGivesOnAnyNumberOfThreads) {
+  for (int nodes : {0, 1, 255, 256, 257, 5000}) {
+    const std::string bytes = MixedModel(nodes);
+    const std::string expected = PlainlyReserialized(bytes);
+    for (int threads : {1, 2, 3, 8}) {
+      StatusOr<std::string> parsed = ParseAndReassemble(bytes, threads);
+      ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+      EXPECT_TRUE(*parsed == expected) << nodes << " nodes, " << threads << " threads";
+    }
+  }
+}
+
+TEST(ModelParserTest, HandsOverTheCommittedModelsAsAPlainParseDoes) {
+  int models = 0;
+  for (const auto& entry :
+       std::filesystem::directory_iterator(std::string(ZG_SOURCE_DIR) + "/models")) {
+    if (entry.path().extension() != ".onnx") continue;
+    std::ifstream file(entry.path(), std::ios::binary);
+    const std::string bytes((std::istreambuf_iterator<char>(file)), {});
+    for (int threads : {1, 4}) {
+      StatusOr<std::string> parsed = ParseAndReassemble(bytes, threads);
+      ASSERT_TRUE(parsed.ok()) << entry.path() << ": " << parsed.status().ToString();
+      EXPECT_TRUE(*parsed == PlainlyReserialized(bytes)) << entry.path();
+    }
+    ++models;
+  }
+  EXPECT_GE(models, 2);
+}
+
+TEST(ModelParserTest, MergesTwoGraphFieldsAsProtobufDoes) {
+  // Two serialized models one after the other parse as one model whose graphs are merged.
+  const std::string bytes = MixedModel(10) + MixedModel(20);
+  for (int threads : {1, 2}) {
+    StatusOr<std::string> parsed = ParseAndReassemble(bytes, threads);
+    ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+    EXPECT_TRUE(*parsed == PlainlyReserialized(bytes));
+  }
+}
+
+TEST(ModelParserTest, NamesTheMessageThatDoesNotParse) {
+  std::string bytes = MixedModel(3000);
+  // Node 2000's name becomes a length-delimited field claiming more bytes than the node holds.
+  const std::string name = "/layers.2000/Relu";
+  const size_t at = bytes.find(name);
+  ASSERT_NE(at, std::string::npos);
+  bytes[at - 1] = static_cast<char>(0x7f);
+  for (int threads : {1, 2, 8}) {
+    StatusOr<std::string> parsed = ParseAndReassemble(bytes, threads);
+    ASSERT_FALSE(parsed.ok()) << threads << " threads";
+    EXPECT_EQ(parsed.status().ExitCode(), kExitBadInput);
+    EXPECT_THAT(parsed.status().message(), HasSubstr("not a valid ONNX model"));
+    EXPECT_THAT(parsed.status().message(), HasSubstr("a node of the main graph"));
+  }
+}
+
+TEST(ModelParserTest, RefusesWhatProtobufRefuses) {
+  const std::string bytes = MixedModel(100);
+  for (const std::string& bad :
+       {bytes.substr(0, bytes.size() / 2), std::string("\xff\xff\xff\xff\xff", 5),
+        std::string("\x3a\x05\x0a\x09", 4)}) {
+    StatusOr<std::string> parsed = ParseAndReassemble(bad, 2);
+    ASSERT_FALSE(parsed.ok());
+    EXPECT_THAT(parsed.status().message(), HasSubstr("not a valid ONNX model"));
+  }
+}
+
+// A model large enough that LoadModel parses it on several threads, whose node 100 reads a value
+// nothing defines: the graph fails while the parser's threads may still run, and must stop them.
+TEST(ModelParserTest, LoadModelStopsTheParserWhenTheGraphFails) {
+  onnx::ModelProto model;
+  ASSERT_TRUE(model.ParseFromString(MixedModel(120000)));
+  model.mutable_graph()->mutable_node(100)->set_input(0, "ghost");
+  onnx_test::TempFolder folder;
+  const std::string path = folder.Path("big.onnx");
+  ASSERT_TRUE(onnx_test::WriteModelFile(model, path).ok());
+  ASSERT_GT(std::filesystem::file_size(path), size_t{8} << 20);
+  StatusOr<std::unique_ptr<Graph>> graph = LoadModel(path);
+  ASSERT_FALSE(graph.ok());
+  EXPECT_THAT(graph.status().message(), HasSubstr("'ghost'"));
+  EXPECT_THAT(graph.status().message(), HasSubstr("/layers.100/Relu"));
+}
+
+}  // namespace
+}  // namespace zerograph
