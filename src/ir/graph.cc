@@ -789,7 +789,7 @@ Status Graph::ImportGraph(const ExternalDataResolver& resolve, GraphFeed& feed) 
 }
 
 Status Graph::WithModelProto(const ExternalDataWriter& write_external,
-                             const std::function<Status(const onnx::ModelProto&)>& consume) {
+                             const std::function<Status(onnx::ModelProto&)>& consume) {
   onnx::GraphProto* proto = store_->model->mutable_graph();
   // Put the IR's messages into the model for the call only, and take them back out on every path:
   // the IR keeps owning them (the arena frees them with the graph).

@@ -18,13 +18,13 @@
 #include <string>
 #include <string_view>
 #include <system_error>
-#include <thread>
 #include <utility>
 
 #include <onnx/onnx_pb.h>
 
 #include "ir/proto_store.h"
 #include "onnx/model_parser.h"
+#include "onnx/parallelism.h"
 #include "zerograph/core/status.h"
 #include "zerograph/core/str_cat.h"
 #include "zerograph/ir/dtype.h"
@@ -72,15 +72,8 @@ Status IoError(std::string_view what, int error) {
   }
 }
 
-// Threads that parse a model of `bytes`: one for a small model, whose parse takes less than
-// starting a thread; up to the cores for a large one.
-int ParseThreads(size_t bytes) {
-  constexpr size_t kBytesPerThread = size_t{4} << 20;
-  constexpr size_t kMaxThreads = 8;
-  const size_t cores = std::max(1u, std::thread::hardware_concurrency());
-  return static_cast<int>(
-      std::clamp<size_t>(bytes / kBytesPerThread, 1, std::min(cores, kMaxThreads)));
-}
+// Bytes of model from which a parsing thread pays for its start.
+constexpr size_t kParseBytesPerThread = size_t{4} << 20;
 
 // A model file mapped for reading: the parser splits the graph's messages out of it and parses
 // them in parallel, and a mapping costs no copy.
@@ -230,8 +223,9 @@ class ExternalFiles {
 
 StatusOr<std::unique_ptr<Graph>> LoadModelImpl(const std::string& path) {
   ZG_ASSIGN_OR_RETURN(std::unique_ptr<MappedModelFile> file, MappedModelFile::Open(path));
-  ZG_ASSIGN_OR_RETURN(std::unique_ptr<ModelParser> parser,
-                      ModelParser::Start(file->bytes(), ParseThreads(file->bytes().size())));
+  ZG_ASSIGN_OR_RETURN(
+      std::unique_ptr<ModelParser> parser,
+      ModelParser::Start(file->bytes(), ThreadsFor(file->bytes().size(), kParseBytesPerThread)));
   ZG_RETURN_IF_ERROR(CheckModelHeader(parser->model()));
 
   fs::path folder = fs::path(path).parent_path();

@@ -16,10 +16,10 @@
 #include <system_error>
 #include <utility>
 
-#include <google/protobuf/io/coded_stream.h>
-#include <google/protobuf/io/zero_copy_stream_impl.h>
 #include <onnx/onnx_pb.h>
 
+#include "onnx/model_writer.h"
+#include "onnx/parallelism.h"
 #include "zerograph/core/status.h"
 #include "zerograph/core/str_cat.h"
 #include "zerograph/ir/dtype.h"
@@ -34,10 +34,6 @@ namespace fs = std::filesystem;
 constexpr int64_t kWrittenIrVersion = 8;
 // External tensors start on page boundaries so that readers can map them directly.
 constexpr uint64_t kDataAlignment = 4096;
-// Bytes written to the model file at a time: protobuf's default (8 KiB) costs a system call per
-// 8 KiB, tens of thousands for a large graph.
-constexpr int kWriteBlockBytes = 1 << 20;
-
 Status IoError(std::string_view what, int error) {
   std::string message = StrCat(what, ": ", std::strerror(error));
   switch (error) {
@@ -198,23 +194,20 @@ Status CheckFitsIrVersion8(const onnx::GraphProto& graph) {
   return check(graph.value_info());
 }
 
-Status WriteModel(const onnx::ModelProto& model, const TempFile& file) {
-  const size_t size = model.ByteSizeLong();
-  ZG_RETURN_IF_NOT(size <= INT_MAX, "the model would be ", size,
-                   " bytes, over protobuf's 2 GiB limit; keep large initializers in external data");
-  google::protobuf::io::FileOutputStream stream(file.fd(), kWriteBlockBytes);
-  bool written;
-  {
-    google::protobuf::io::CodedOutputStream coded(&stream);
-    model.SerializeWithCachedSizes(&coded);
-    coded.Trim();
-    written = !coded.HadError();
-  }
-  if (!stream.Flush() || !written) {
-    return IoError(StrCat("cannot write '", file.destination().filename().string(), "'"),
-                   stream.GetErrno() != 0 ? stream.GetErrno() : EIO);
-  }
-  return Status::Ok();
+// Graph messages (nodes, initializers, value lists) from which a serializing thread pays for its
+// start.
+constexpr size_t kSerializeMessagesPerThread = 32768;
+
+Status WriteModel(onnx::ModelProto& model, const TempFile& file) {
+  const onnx::GraphProto& graph = model.graph();
+  const size_t messages =
+      static_cast<size_t>(graph.node_size() + graph.initializer_size() + graph.input_size() +
+                          graph.output_size() + graph.value_info_size());
+  const std::string what = StrCat("'", file.destination().filename().string(), "'");
+  return SerializeModel(model, ThreadsFor(messages, kSerializeMessagesPerThread),
+                        [&](uint64_t offset, std::span<const std::byte> bytes) {
+                          return WriteAt(file.fd(), bytes, offset, what);
+                        });
 }
 
 // Makes the renames durable; a failure here loses nothing already visible, so it is not reported.
@@ -241,7 +234,7 @@ Status SaveModelImpl(Graph& graph, const std::string& path) {
   auto write_external = [&](const Tensor& tensor, onnx::TensorProto& copy) {
     return data_writer.Write(tensor, copy);
   };
-  auto write_model = [&](const onnx::ModelProto& model) -> Status {
+  auto write_model = [&](onnx::ModelProto& model) -> Status {
     if (loaded_ir_version > kWrittenIrVersion) {
       ZG_RETURN_IF_ERROR(CheckFitsIrVersion8(model.graph()));
     }

@@ -205,9 +205,10 @@ class Graph {
 
   // Assembles the ONNX model in schedule order and hands it to `consume` (which serializes it).
   // External initializers are passed through `write_external` first. The message is valid only
-  // during the call.
+  // during the call; `consume` may change it meanwhile (a parallel serializer takes fields out)
+  // if it leaves it as it was.
   Status WithModelProto(const ExternalDataWriter& write_external,
-                        const std::function<Status(const onnx::ModelProto&)>& consume);
+                        const std::function<Status(onnx::ModelProto&)>& consume);
 
  private:
   friend class Node;

@@ -1,10 +1,13 @@
 #include "onnx/model_parser.h"
+#include "onnx/model_writer.h"
 
 #include <cstddef>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 #include <vector>
@@ -51,8 +54,8 @@ std::string PlainlyReserialized(const std::string& bytes) {
 
 // A model with every part of a graph the parser splits out, and others it leaves to protobuf:
 // initializers, inputs, outputs and value_info interleaved with nodes, a doc string, a sparse
-// initializer, metadata and an unknown field.
-std::string MixedModel(int nodes) {
+// initializer, metadata and, unless told otherwise, an unknown field.
+std::string MixedModel(int nodes, bool unknown_field = true) {
   onnx::ModelProto model;
   model.set_ir_version(8);
   model.add_opset_import()->set_version(17);
@@ -91,6 +94,7 @@ std::string MixedModel(int nodes) {
   sparse.mutable_values()->set_name("sparse");
   sparse.mutable_values()->set_data_type(onnx::TensorProto::FLOAT);
   std::string bytes = model.SerializeAsString();
+  if (!unknown_field) return bytes;
   // Field 4000, a varint: no ONNX field, so protobuf keeps it as unknown.
   bytes += std::string("\x80\xFA\x01\x2A", 4);
   return bytes;
@@ -159,6 +163,68 @@ TEST(ModelParserTest, RefusesWhatProtobufRefuses) {
     StatusOr<std::string> parsed = ParseAndReassemble(bad, 2);
     ASSERT_FALSE(parsed.ok());
     EXPECT_THAT(parsed.status().message(), HasSubstr("not a valid ONNX model"));
+  }
+}
+
+// What SerializeModel hands over, put together.
+StatusOr<std::string> SerializeInPieces(onnx::ModelProto& model, int threads) {
+  std::mutex mutex;
+  std::string out;
+  ZG_RETURN_IF_ERROR(
+      SerializeModel(model, threads, [&](uint64_t offset, std::span<const std::byte> bytes) {
+        std::lock_guard<std::mutex> lock(mutex);
+        if (out.size() < offset + bytes.size()) out.resize(offset + bytes.size());
+        std::memcpy(out.data() + offset, bytes.data(), bytes.size());
+        return Status::Ok();
+      }));
+  return out;
+}
+
+TEST(ModelWriterTest, WritesWhatProtobufWritesOnAnyNumberOfThreads) {
+  for (int nodes : {0, 1, 255, 256, 257, 5000}) {
+    for (bool unknown_field : {false, true}) {
+      onnx::ModelProto model;
+      ASSERT_TRUE(model.ParseFromString(MixedModel(nodes, unknown_field)));
+      const std::string expected = model.SerializeAsString();
+      for (int threads : {1, 2, 3, 8}) {
+        StatusOr<std::string> written = SerializeInPieces(model, threads);
+        ASSERT_TRUE(written.ok()) << written.status().ToString();
+        EXPECT_TRUE(*written == expected) << nodes << " nodes, " << threads << " threads";
+        // The model is left as it was.
+        EXPECT_TRUE(model.SerializeAsString() == expected);
+      }
+    }
+  }
+}
+
+TEST(ModelWriterTest, WritesTheCommittedModelsAsProtobufDoes) {
+  int models = 0;
+  for (const auto& entry :
+       std::filesystem::directory_iterator(std::string(ZG_SOURCE_DIR) + "/models")) {
+    if (entry.path().extension() != ".onnx") continue;
+    onnx::ModelProto model;
+    std::ifstream file(entry.path(), std::ios::binary);
+    ASSERT_TRUE(model.ParseFromIstream(&file)) << entry.path();
+    StatusOr<std::string> written = SerializeInPieces(model, 4);
+    ASSERT_TRUE(written.ok()) << written.status().ToString();
+    EXPECT_TRUE(*written == model.SerializeAsString()) << entry.path();
+    ++models;
+  }
+  EXPECT_GE(models, 2);
+}
+
+TEST(ModelWriterTest, ReportsTheSinksError) {
+  onnx::ModelProto model;
+  ASSERT_TRUE(model.ParseFromString(MixedModel(3000, /*unknown_field=*/false)));
+  const std::string expected = model.SerializeAsString();
+  for (int threads : {1, 4}) {
+    const Status status = SerializeModel(
+        model, threads, [&](uint64_t offset, std::span<const std::byte> bytes) -> Status {
+          if (offset + bytes.size() > expected.size() / 2) return UnavailableError("disk full");
+          return Status::Ok();
+        });
+    EXPECT_THAT(status.message(), HasSubstr("disk full"));
+    EXPECT_TRUE(model.SerializeAsString() == expected);
   }
 }
 
