@@ -6,23 +6,26 @@
 //
 // It writes a synthetic training graph (an MLP-like chain: forward MatMul/Add/Relu, backward, per
 // parameter a gradient unscale (Mul by a shared constant, as mixed-precision training does) and an
-// AdamW, names as exported models spell them, tiny initializers), then times in
-// one process, alternating, with the median of --reps repetitions each:
+// AdamW, names as exported models spell them, tiny initializers), then times, alternating, each
+// run in a child process of its own (as each rewrite-graph run is a process), with the median of
+// --reps repetitions each:
 //   bare   read the file, ParseFromString into a heap ModelProto, SerializeToString, write it
 //   arena  the same with the message on a protobuf Arena
 //   ir     LoadModel, Verify (reported apart), SaveModel
 // Every save writes a temporary file, fsyncs it and renames it into place, as SaveModel does, so
 // the three pay for the same durability. Freeing the parsed model is timed apart from both.
 //
-// Then, on graphs loaded untimed, the rewrite as `rewrite-graph --nranks 8 --overlap` does it:
-// sharding-stage1, overlap, Verify, CheckHazards, each timed, for each --comm-buffer-mb given (the
-// parameters are tiny, so the default 256 MiB makes one bucket of every parameter; a small limit
-// makes thousands of buckets). Prints markdown tables (scripts/bench.sh puts them into
-// docs/benchmarks.md).
+// Then, in child processes too, on graphs loaded untimed, the rewrite as `rewrite-graph --nranks 8
+// --overlap` does it: sharding-stage1, overlap, Verify, CheckHazards, each timed, for each
+// --comm-buffer-mb given (the parameters are tiny, so the default 256 MiB makes one bucket of every
+// parameter; a small limit makes thousands of buckets). Prints markdown tables (scripts/bench.sh
+// puts them into docs/benchmarks.md).
 
 #include <fcntl.h>
+#include <malloc.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -35,6 +38,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include <google/protobuf/arena.h>
@@ -418,6 +422,40 @@ StatusOr<PassSample> RunPasses(const std::string& in, int64_t nranks, double com
   return sample;
 }
 
+// Runs one sample in a child process, as each run of rewrite-graph is one: every variant starts
+// from a fresh heap. In one process, the state one variant leaves the allocator in changes the
+// next one's time (the IR's threads leave memory in per-thread malloc arenas, and the bare save
+// that followed took up to twice as long).
+template <typename T>
+StatusOr<T> InChildProcess(const std::function<StatusOr<T>()>& run) {
+  static_assert(std::is_trivially_copyable_v<T>, "sent through a pipe as bytes");
+  int fds[2];
+  ZG_RETURN_IF_NOT(::pipe(fds) == 0, "cannot create a pipe");
+  std::cout.flush();
+  std::cerr.flush();
+  // What this process freed goes back to the system, so that the child does not write into pages
+  // it shares with this one (each write would copy a page).
+  ::malloc_trim(0);
+  const pid_t pid = ::fork();
+  ZG_RETURN_IF_NOT(pid >= 0, "cannot fork");
+  if (pid == 0) {
+    ::close(fds[0]);
+    StatusOr<T> sample = run();
+    if (!sample.ok()) std::cerr << "error: " << sample.status().message() << "\n";
+    const bool sent = sample.ok() && ::write(fds[1], &*sample, sizeof(T)) == sizeof(T);
+    ::_exit(sent ? 0 : 1);
+  }
+  ::close(fds[1]);
+  T sample;
+  const bool received = ::read(fds[0], &sample, sizeof(T)) == sizeof(T);
+  ::close(fds[0]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  ZG_RETURN_IF_NOT(received && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+                   "a benchmark child process failed");
+  return sample;
+}
+
 double Median(std::vector<double> values) {
   std::sort(values.begin(), values.end());
   const size_t n = values.size();
@@ -526,9 +564,9 @@ StatusOr<SizeResult> BenchOneSize(int64_t target_nodes, const BenchOptions& opti
             << " initializers, " << Fixed(result.file_mb, 1) << " MB; " << reps
             << " repetitions of bare, arena, ir\n";
 
-  // One untimed pass of each warms the page cache and the allocator, and checks the graph loads.
-  ZG_RETURN_IF_ERROR(RunBare(in, out, false).status());
-  ZG_RETURN_IF_ERROR(RunIr(in, out).status());
+  // One untimed pass of each warms the page cache and checks the graph loads.
+  ZG_RETURN_IF_ERROR(InChildProcess<Sample>([&] { return RunBare(in, out, false); }).status());
+  ZG_RETURN_IF_ERROR(InChildProcess<Sample>([&] { return RunIr(in, out); }).status());
 
   std::vector<Sample> bare, arena, ir;
   const Clock::time_point timed_start = Clock::now();
@@ -543,17 +581,19 @@ StatusOr<SizeResult> BenchOneSize(int64_t target_nodes, const BenchOptions& opti
     for (int k = 0; k < 3; ++k) {
       switch ((rep + k) % 3) {
         case 0: {
-          ZG_ASSIGN_OR_RETURN(Sample s, RunBare(in, out, false));
+          ZG_ASSIGN_OR_RETURN(Sample s,
+                              InChildProcess<Sample>([&] { return RunBare(in, out, false); }));
           bare.push_back(s);
           break;
         }
         case 1: {
-          ZG_ASSIGN_OR_RETURN(Sample s, RunBare(in, out, true));
+          ZG_ASSIGN_OR_RETURN(Sample s,
+                              InChildProcess<Sample>([&] { return RunBare(in, out, true); }));
           arena.push_back(s);
           break;
         }
         default: {
-          ZG_ASSIGN_OR_RETURN(Sample s, RunIr(in, out));
+          ZG_ASSIGN_OR_RETURN(Sample s, InChildProcess<Sample>([&] { return RunIr(in, out); }));
           ir.push_back(s);
           break;
         }
@@ -579,7 +619,9 @@ StatusOr<SizeResult> BenchOneSize(int64_t target_nodes, const BenchOptions& opti
                     << " repetitions\n";
           break;
         }
-        ZG_ASSIGN_OR_RETURN(PassSample sample, RunPasses(in, options.nranks, limit));
+        ZG_ASSIGN_OR_RETURN(PassSample sample, InChildProcess<PassSample>([&] {
+                              return RunPasses(in, options.nranks, limit);
+                            }));
         std::cerr << "  passes, --comm-buffer-mb " << limit << ", repetition " << rep + 1 << "/"
                   << reps << ": " << sample.buckets << " buckets, " << Ms(sample.total())
                   << " ms\n";
@@ -648,7 +690,8 @@ void PrintPassTables(const std::vector<SizeResult>& results, int64_t nranks) {
 
 void PrintTables(const std::vector<SizeResult>& results) {
   std::cout << "Milliseconds, median of the timed repetitions (column reps) of each variant, "
-               "run alternating in one process. Save = serialize + write + fsync + rename in "
+               "run alternating, each run in a child process of its own (a fresh heap). Save = "
+               "serialize + write + fsync + rename in "
                "every column. Round trip = load + save; freeing the model is timed apart. Times "
                "are wall-clock; the IR parses and serializes on up to "
             << std::min(8u, std::max(1u, std::thread::hardware_concurrency()))

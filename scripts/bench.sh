@@ -127,6 +127,12 @@ parameter and optimizer state, 6 entries per layer) unless `--no-training-metada
   serializing and freeing a large model faster; that is why IR save can beat arena save.
 - IR: `LoadModel` (parse, build the IR, check the training spec), `Verify` (timed apart),
   `SaveModel`; parsing and serializing run on several threads (below).
+- Every run is a child process of its own, with a fresh heap, as every run of rewrite-graph is.
+  Until this table's run they all ran in one process: there, once the IR used threads, the memory
+  they freed stayed in per-thread malloc arenas and the bare save that followed took 1.25-1.35 s
+  instead of 0.65-0.75 s at 1M nodes, a slower baseline the IR would have been measured against.
+  In a fresh process every variant pays the first touch of all its memory, so each loads 2-3x
+  slower than in the warm process of the earlier tables.
 - rewrite: on a graph loaded untimed, `ShardingStage1Pass` (nranks 8), `OverlapPass`, then
   `Verify` and `CheckHazards`, as rewrite-graph runs them between load and save (it also verifies
   after each pass). The parameters are tiny, so the default 256 MiB limit fuses all of them
@@ -154,11 +160,12 @@ Where the time goes (perf, callgrind and phase timers, 2026-11-30), and what is 
   the IR (about 0.8-1 s of CPU at 1M nodes: ~3.7 name lookups or definitions per node, almost each
   a cache miss, and first-touch page faults of the ~0.5 GB of nodes, values and edge lists) was
   added to a parse as long as bare's. It now overlaps the parse, and IR save is as fast as bare's
-  (it was 1.1-1.2x), so the wall-clock ratio meets issue 2's 1.3x in the table: 1.04x at 1M nodes,
-  1.30x at 100k (where the IR's fixed costs weigh more: the scan, checking the training spec).
-  The CPU spent is still 1.7-2.1x that of the bare round trip (last column): the threads hide the
-  IR's cost, they do not remove it, and on a machine whose cores are busy the ratio goes back
-  towards the one-thread figures.
+  (it was 1.1-1.2x). In one warm process (the method before this table, two runs at load 1), IR
+  load + save was 1.04x and 1.30x the bare round trip at 1M and 100k nodes; in this table's fresh
+  processes it is at most 1.0x: issue 2's 1.3x is met. The CPU spent is 1.3-2.2x that of the bare
+  round trip (last column; more at 100k, where the IR's fixed costs weigh more: the scan, the
+  threads, checking the training spec): the threads hide the IR's cost, they do not remove it, and
+  on a machine whose cores are busy the ratio goes back towards the one-thread figures.
 - sharding-stage1, second round (commit 9c424e6 and the one after it): each parameter becomes an
   output of the views node in place (`Graph::AdoptAsOutput`): its readers, name and name-index entry
   stay, where before a new view value took every reader over and was renamed to the parameter's
@@ -174,7 +181,9 @@ Where the time goes (perf, callgrind and phase timers, 2026-11-30), and what is 
   machine (load 2-3), before / after, medians of 5: 203 / 136-167 ms at 100k nodes and one bucket,
   176 / 127-149 ms with 59 buckets; at 1M nodes 2357 / 2043-2362 ms with one bucket, 1927 /
   1285-1393 ms with 585 buckets. Passes / bare round trip went from 1.62x, 1.43x, 1.39x, 1.16x to
-  the table's: still **2.4-4x over the goal of 0.3x**.
+  0.86-1.05x (warm process, quiet machine), and is 0.5-0.65x in this table's fresh processes. The
+  passes take what they took; the bare round trip they are divided by is longer in a fresh
+  process (first touch of all its memory). Still **about 2x over the goal of 0.3x**.
 - What is left at 1M nodes (phase timers in rewrite-graph, one bucket, load 3; 1.8 s): finding the
   candidates about 30% (per parameter about twenty cache misses: the update node, its inputs and
   their tensors and messages, the gradient chain, and a sweep of all 1M nodes), the fused buffers
@@ -187,7 +196,8 @@ Where the time goes (perf, callgrind and phase timers, 2026-11-30), and what is 
   binding ~6%. Huge pages for the fused buffers (`MADV_HUGEPAGE`) were tried and dropped: direct
   compaction made them 2-3x slower in the bench process.
 - Growth for 10x the nodes: 8.8-14.6x over the runs, where the bare round trip itself grew 13-14x
-  on the loaded machine (11.8x and 10.0x in the table's quiet run, bare 10.9x); the one-bucket row varies most (the page faults above). Nothing is
+  on the loaded machine (10-12x in the quiet runs of this afternoon, within issue 3's 11x in this
+  table); the one-bucket row varies most (the page faults above). Nothing is
   superlinear: per-bucket work is constant or proportional to the bucket's parameters (585 buckets
   cost less than one), and every edit is O(1).
 - Before this work the rewrite was quadratic in places (renames and output replacements scanned
