@@ -162,10 +162,11 @@ Where the time goes (perf, callgrind and phase timers, 2026-11-30), and what is 
   added to a parse as long as bare's. It now overlaps the parse, and IR save is as fast as bare's
   (it was 1.1-1.2x). In one warm process (the method before this table, two runs at load 1), IR
   load + save was 1.04x and 1.30x the bare round trip at 1M and 100k nodes; in this table's fresh
-  processes it is at most 1.0x: issue 2's 1.3x is met. The CPU spent is 1.3-2.2x that of the bare
-  round trip (last column; more at 100k, where the IR's fixed costs weigh more: the scan, the
-  threads, checking the training spec): the threads hide the IR's cost, they do not remove it, and
-  on a machine whose cores are busy the ratio goes back towards the one-thread figures.
+  processes it is 0.77-0.98x: issue 2's 1.3x is met. The CPU spent is 1.25-1.6x that of the bare
+  round trip in fresh processes (last column; 1.7-2.2x in a warm one; more at 100k, where the IR's
+  fixed costs weigh more: the scan, the threads, checking the training spec): the threads hide the
+  IR's cost, they do not remove it, and on a machine whose cores are busy the ratio goes back
+  towards the one-thread figures.
 - sharding-stage1, second round (commit 9c424e6 and the one after it): each parameter becomes an
   output of the views node in place (`Graph::AdoptAsOutput`): its readers, name and name-index entry
   stay, where before a new view value took every reader over and was renamed to the parameter's
