@@ -159,7 +159,8 @@ class FieldSplicer {
   explicit FieldSplicer(const std::string& fields)
       : scan_(reinterpret_cast<const uint8_t*>(fields.data()),
               reinterpret_cast<const uint8_t*>(fields.data() + fields.size())),
-        emitted_(reinterpret_cast<const uint8_t*>(fields.data())) {}
+        emitted_(reinterpret_cast<const uint8_t*>(fields.data())),
+        end_(reinterpret_cast<const uint8_t*>(fields.data() + fields.size())) {}
 
   // The fields numbered below `number` not given yet.
   std::span<const std::byte> Before(uint32_t number) {
@@ -173,11 +174,16 @@ class FieldSplicer {
     return std::as_bytes(std::span(begin, emitted_));
   }
   // Every field not given yet.
-  std::span<const std::byte> Rest() { return Before(UINT32_MAX); }
+  std::span<const std::byte> Rest() {
+    const uint8_t* begin = emitted_;
+    emitted_ = end_;
+    return std::as_bytes(std::span(begin, end_));
+  }
 
  private:
   WireScanner scan_;
   const uint8_t* emitted_;
+  const uint8_t* end_;
   std::optional<WireField> pending_;
 };
 
