@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "runtime/kernels/cpu/broadcast.h"
 #include "runtime/kernels/kernel_util.h"
 #include "zerograph/runtime/tensor_proto.h"
 
@@ -120,6 +121,15 @@ class TransposeKernelBase : public OpKernel {
     Shape out(perm.size());
     for (size_t i = 0; i < perm.size(); ++i) out[i] = x->shape[static_cast<size_t>(perm[i])];
     return std::vector<OutputInfo>{OutputInfo{TensorSpec{x->dtype, out}}};
+  }
+
+  // How to walk `y` (the transposed `x`) in order: with the input's strides permuted, the plan
+  // says where each output element comes from. Every device gathers along it.
+  StatusOr<BroadcastPlan> GatherPlan(const DeviceTensor& x, const DeviceTensor& y) const {
+    ZG_ASSIGN_OR_RETURN(std::vector<int64_t> perm, Perm(x.shape().size()));
+    Shape strides(perm.size());
+    for (size_t i = 0; i < perm.size(); ++i) strides[i] = x.strides()[static_cast<size_t>(perm[i])];
+    return CollapsePlan(y.shape(), {strides});
   }
 
   // The permutation for an input of `rank`, checked.

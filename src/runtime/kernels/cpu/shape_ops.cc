@@ -28,11 +28,7 @@ class TransposeKernel final : public TransposeKernelBase {
   Status ComputeImpl(const KernelContext& ctx) const override {
     const DeviceTensor& x = *ctx.inputs[0];
     DeviceTensor& y = *ctx.outputs[0];
-    ZG_ASSIGN_OR_RETURN(std::vector<int64_t> perm, Perm(x.shape().size()));
-    // Walk the output in order; the input's strides, permuted, say where each element comes from.
-    Shape strides(perm.size());
-    for (size_t i = 0; i < perm.size(); ++i) strides[i] = x.strides()[static_cast<size_t>(perm[i])];
-    const BroadcastPlan plan = CollapsePlan(y.shape(), {strides});
+    ZG_ASSIGN_OR_RETURN(const BroadcastPlan plan, GatherPlan(x, y));
     const int64_t inner_stride = plan.strides[0].back();
     const size_t size = x.element_size();
     const auto* in = static_cast<const std::byte*>(x.data());

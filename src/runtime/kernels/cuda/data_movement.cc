@@ -26,12 +26,8 @@ class CudaTransposeKernel final : public TransposeKernelBase {
   Status ComputeImpl(const KernelContext& ctx) const override {
     const DeviceTensor& x = *ctx.inputs[0];
     DeviceTensor& y = *ctx.outputs[0];
-    ZG_ASSIGN_OR_RETURN(std::vector<int64_t> perm, Perm(x.shape().size()));
-    // Walk the output in order; the input's strides, permuted, say where each element comes from.
-    Shape strides(perm.size());
-    for (size_t i = 0; i < perm.size(); ++i) strides[i] = x.strides()[static_cast<size_t>(perm[i])];
-    ZG_ASSIGN_OR_RETURN(const cuda::StridedIndexer index,
-                        MakeStridedIndexer(CollapsePlan(y.shape(), {strides})));
+    ZG_ASSIGN_OR_RETURN(const BroadcastPlan plan, GatherPlan(x, y));
+    ZG_ASSIGN_OR_RETURN(const cuda::StridedIndexer index, MakeStridedIndexer(plan));
     return CudaLaunchStatus(cuda::LaunchGather(x.element_size(), x.data(), y.data(), y.numel(),
                                                index, NativeStream(ctx)),
                             "transpose kernel");
