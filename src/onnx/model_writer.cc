@@ -157,19 +157,17 @@ std::span<const std::byte> AsBytes(const std::string& bytes) {
 class FieldSplicer {
  public:
   explicit FieldSplicer(const std::string& fields)
-      : scan_(reinterpret_cast<const uint8_t*>(fields.data()),
-              reinterpret_cast<const uint8_t*>(fields.data() + fields.size())),
-        emitted_(reinterpret_cast<const uint8_t*>(fields.data())),
+      : emitted_(reinterpret_cast<const uint8_t*>(fields.data())),
         end_(reinterpret_cast<const uint8_t*>(fields.data() + fields.size())) {}
 
-  // The fields numbered below `number` not given yet.
+  // The fields numbered below `number` not given yet. (The field that stops the scan is read
+  // again by the next call: one field per block.)
   std::span<const std::byte> Before(uint32_t number) {
     const uint8_t* begin = emitted_;
-    while (pending_.has_value() || !scan_.done()) {
-      if (!pending_.has_value()) pending_ = scan_.Next();
-      if (!pending_.has_value() || pending_->number >= number) break;
-      emitted_ = pending_->end;
-      pending_.reset();
+    WireScanner scan(emitted_, end_);
+    while (std::optional<WireField> field = scan.Next()) {
+      if (field->number >= number) break;
+      emitted_ = field->end;
     }
     return std::as_bytes(std::span(begin, emitted_));
   }
@@ -181,10 +179,8 @@ class FieldSplicer {
   }
 
  private:
-  WireScanner scan_;
   const uint8_t* emitted_;
   const uint8_t* end_;
-  std::optional<WireField> pending_;
 };
 
 Status SerializePlainly(const onnx::ModelProto& model, const PositionalSink& sink) {
