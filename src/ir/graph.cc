@@ -55,6 +55,15 @@ Graph::~Graph() = default;
 
 // --- Reading ------------------------------------------------------------------------------------
 
+StoredNodeRange Graph::stored_nodes(size_t part, size_t parts) const {
+  // Const as nodes() is: the graph hands out its nodes for editing either way.
+  auto& pool = const_cast<std::pmr::deque<Node>&>(node_pool_);
+  const size_t size = pool.size();
+  const auto begin = pool.begin() + static_cast<std::ptrdiff_t>(size * part / parts);
+  const auto end = pool.begin() + static_cast<std::ptrdiff_t>(size * (part + 1) / parts);
+  return {{begin, end}, {end, end}};
+}
+
 Value* Graph::FindValue(std::string_view name) const { return values_by_name_.Find(name); }
 
 Node* Graph::FindNode(std::string_view name) const { return nodes_by_name_.Find(name); }
@@ -135,6 +144,25 @@ Value* Graph::AddInitializer(std::string_view name, DataType dtype, std::span<co
   values_by_name_.Insert(value);
   initializers_.push_back(value);
   return value;
+}
+
+Status Graph::SetInitializerBytes(Value* value, std::string&& raw_bytes) {
+  Tensor* tensor = value->initializer_;
+  ZG_RET_CHECK(tensor != nullptr && !tensor->is_external(), "'", value->name(),
+               "' is not an initializer held in the model");
+  ZG_RET_CHECK(raw_bytes.size() == static_cast<size_t>(tensor->byte_size()), "initializer '",
+               value->name(), "' needs ", tensor->byte_size(), " bytes, not ", raw_bytes.size());
+  onnx::TensorProto* proto = tensor->proto_;
+  // Typed data would be read instead of (or besides) the raw bytes.
+  proto->clear_float_data();
+  proto->clear_int32_data();
+  proto->clear_int64_data();
+  proto->clear_double_data();
+  proto->clear_uint64_data();
+  proto->set_raw_data(std::move(raw_bytes));
+  tensor->converted_.clear();
+  tensor->converted_valid_ = false;
+  return Status::Ok();
 }
 
 void Graph::AddOutput(Value* value) {
@@ -320,7 +348,7 @@ void Graph::AppendInput(Node* node, Value* value) {
 
 bool Graph::RenameValue(Value* value, std::string_view name) {
   if (value->producer_ == nullptr || FindValue(name) != nullptr) return false;
-  values_by_name_.Erase(value->name());
+  values_by_name_.Erase(value);
   onnx::NodeProto* proto = value->producer_->proto_;
   proto->set_output(value->producer_output_index_, std::string(name));
   value->name_ = proto->output(value->producer_output_index_);
@@ -357,14 +385,11 @@ void Graph::AdoptAsOutput(Node* node, Value* value, const TensorType& type) {
   value->producer_ = node;
   value->producer_output_index_ = static_cast<int>(node->outputs_.size());
   node->outputs_.push_back(value);
-  // A new value would have had no value_info entry and fresh graph-output entries.
+  // As for a new value, the value_info entry comes after those of the values defined before,
+  // and the entry and the graph-output entries carry `type`. Their messages are kept (a pass
+  // adopts a value per parameter): the entry is listed again at the end, its old place retired.
   ++value->info_epoch_;
-  value->info_ = nullptr;
-  for (size_t i : OutputIndices(value)) {
-    auto* info = store_->New<onnx::ValueInfoProto>();
-    info->set_name(std::string(value->name()));
-    output_infos_[i] = info;
-  }
+  if (value->info_ != nullptr) value_infos_.push_back({value->info_, value, value->info_epoch_});
   SetValueType(value, type);
 }
 
@@ -462,9 +487,9 @@ Status Graph::EraseNode(Node* node) {
   for (Value* output : node->outputs_) {
     if (output == nullptr) continue;
     output->erased_ = true;
-    values_by_name_.Erase(output->name());
+    values_by_name_.Erase(output);
   }
-  if (!node->name().empty()) nodes_by_name_.Erase(node->name());
+  if (!node->name().empty()) nodes_by_name_.Erase(node);
   Unlink(node);
   node->erased_ = true;
   --num_nodes_;
@@ -476,7 +501,7 @@ Status Graph::EraseInitializer(Value* value) {
   ZG_RET_CHECK(value->users_.empty() && value->graph_output_count_ == 0,
                "cannot erase initializer '", value->name(), "': it is still read");
   value->erased_ = true;
-  values_by_name_.Erase(value->name());
+  values_by_name_.Erase(value);
   return Status::Ok();
 }
 

@@ -22,9 +22,9 @@
 
 #include <onnx/onnx_pb.h>
 
+#include "core/parallelism.h"
 #include "ir/proto_store.h"
 #include "onnx/model_parser.h"
-#include "onnx/parallelism.h"
 #include "zerograph/core/status.h"
 #include "zerograph/core/str_cat.h"
 #include "zerograph/ir/dtype.h"

@@ -18,8 +18,8 @@
 
 #include <onnx/onnx_pb.h>
 
+#include "core/parallelism.h"
 #include "onnx/model_writer.h"
-#include "onnx/parallelism.h"
 #include "zerograph/core/status.h"
 #include "zerograph/core/str_cat.h"
 #include "zerograph/ir/dtype.h"

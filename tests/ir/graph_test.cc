@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
+
 #include <onnx/onnx_pb.h>
 
 #include "ir/proto_store.h"
@@ -115,6 +117,27 @@ TEST_F(GraphTest, EraseRequiresNoUsers) {
   EXPECT_EQ(graph_.FindValue("d.out"), nullptr);
   EXPECT_EQ(graph_.FindNode("d"), nullptr);
   EXPECT_TRUE(Verify(graph_).ok());
+}
+
+// stored_nodes() gives the live nodes in the order they were made, whatever the schedule, and its
+// slices split them without gap or overlap.
+TEST_F(GraphTest, StoredNodesFollowCreation) {
+  Node* first = graph_.AddNode("Neg", "", {x_}, {"d.out"}, "d", a_);  // scheduled first, made last
+  ASSERT_TRUE(graph_.EraseNode(first).ok());
+  Node* e = graph_.AddNode("Neg", "", {x_}, {"e.out"}, "e", a_);
+  EXPECT_EQ(Schedule(graph_), (std::vector<std::string>{"e", "a", "b", "c"}));
+  std::vector<std::string> stored;
+  for (const Node* node : graph_.stored_nodes()) stored.emplace_back(node->name());
+  EXPECT_EQ(stored, (std::vector<std::string>{"a", "b", "c", "e"}));
+  EXPECT_TRUE(first->erased());
+  EXPECT_FALSE(e->erased());
+  for (size_t parts : {1, 2, 3, 5, 8}) {
+    std::vector<std::string> sliced;
+    for (size_t part = 0; part < parts; ++part) {
+      for (const Node* node : graph_.stored_nodes(part, parts)) sliced.emplace_back(node->name());
+    }
+    EXPECT_EQ(sliced, stored) << parts << " slices";
+  }
 }
 
 // Typed attributes round-trip and replace attributes of the same name.
@@ -393,6 +416,33 @@ TEST(GraphImportTest, TypedDataBecomesBytes) {
   ASSERT_EQ(bytes->size(), 4u);
   EXPECT_EQ(std::to_integer<int>((*bytes)[1]), 0x3c);
   EXPECT_EQ(std::to_integer<int>((*bytes)[3]), 0xc0);
+}
+
+// An initializer's bytes can be set after it is made, when they are as many as its type needs;
+// they replace typed data.
+TEST(GraphInitializerTest, SetInitializerBytes) {
+  auto graph = Import([](onnx::GraphProto& g) {
+    onnx::TensorProto* t = g.add_initializer();
+    t->set_name("w");
+    t->set_data_type(static_cast<int>(DataType::kFloat32));
+    t->add_dims(2);
+    t->add_float_data(1.0f);
+    t->add_float_data(2.0f);
+  });
+  ASSERT_TRUE(graph.ok()) << graph.status().ToString();
+  Value* w = (*graph)->FindValue("w");
+  ASSERT_TRUE(w->initializer()->Bytes().ok());  // converted once; the conversion must go
+  const std::vector<float> values = {3.0f, -4.0f};
+  std::string bytes(reinterpret_cast<const char*>(values.data()), 8);
+  EXPECT_FALSE((*graph)->SetInitializerBytes(w, std::string(4, '\0')).ok());
+  ASSERT_TRUE((*graph)->SetInitializerBytes(w, std::move(bytes)).ok());
+  auto read = w->initializer()->Bytes();
+  ASSERT_TRUE(read.ok());
+  ASSERT_EQ(read->size(), 8u);
+  EXPECT_EQ(std::memcmp(read->data(), values.data(), 8), 0);
+  EXPECT_EQ(w->initializer()->proto().float_data_size(), 0);
+  Value* x = (*graph)->AddInput("x", TensorType{DataType::kFloat32, std::vector<int64_t>{2}});
+  EXPECT_FALSE((*graph)->SetInitializerBytes(x, std::string(8, '\0')).ok());
 }
 
 }  // namespace

@@ -17,6 +17,7 @@ namespace {
 struct Item {
   std::string text;
   std::string_view name() const { return text; }
+  uint64_t name_hash_ = 0;
 };
 
 // Find, Insert and Erase agree with std::unordered_map over a long random sequence, growth and
@@ -38,7 +39,8 @@ TEST(NameIndexTest, AgreesWithUnorderedMap) {
         break;
       }
       case 1:
-        ASSERT_EQ(index.Erase(item.name()), reference.erase(item.name()) > 0);
+        // Names are distinct here: the item is in the index exactly when its name is.
+        ASSERT_EQ(index.Erase(&item), reference.erase(item.name()) > 0);
         break;
       default: {
         auto it = reference.find(item.name());
@@ -59,6 +61,11 @@ TEST(NameIndexTest, InsertKeepsTheFirstItemOfAName) {
   EXPECT_EQ(holder, &first);
   EXPECT_EQ(index.Find("x"), &first);
   EXPECT_EQ(index.Find("y"), nullptr);
+  // Erasing goes by item: the refused one is not there, and the first stays.
+  EXPECT_FALSE(index.Erase(&second));
+  EXPECT_EQ(index.Find("x"), &first);
+  EXPECT_TRUE(index.Erase(&first));
+  EXPECT_EQ(index.Find("x"), nullptr);
 }
 
 // FindMany answers as Find does, across chunk boundaries, for present and absent names.
@@ -83,8 +90,9 @@ TEST(NameIndexTest, FindManyMatchesFind) {
 // An empty index finds nothing, in bulk too.
 TEST(NameIndexTest, EmptyIndexFindsNothing) {
   NameIndex<Item> index;
+  Item x{"x"};
   EXPECT_EQ(index.Find("x"), nullptr);
-  EXPECT_FALSE(index.Erase("x"));
+  EXPECT_FALSE(index.Erase(&x));
   std::vector<std::string_view> names = {"x", "y"};
   std::vector<Item*> found(2, reinterpret_cast<Item*>(1));
   index.FindMany(names, found);

@@ -14,7 +14,8 @@
 namespace zerograph {
 
 // Finds graph items (values, nodes) by name: an open-addressing table with linear probing over
-// slots of {hash, item}, the key being the item's own `name()`.
+// slots of {hash, item}, the key being the item's own `name()`. Each item has a `name_hash_`
+// field for the index to keep its hash in.
 //
 // Why not std::unordered_map: loading a 1M-node graph does millions of name lookups, and a
 // node-based map costs several dependent cache misses per lookup (bucket, node, key) plus a
@@ -60,6 +61,7 @@ class NameIndex {
       if (slots_[i].hash == hash && slots_[i].item->name() == name) return {slots_[i].item, false};
     }
     slots_[i] = {hash, item};
+    item->name_hash_ = hash;
     ++size_;
     return {item, true};
   }
@@ -114,14 +116,15 @@ class NameIndex {
   // searching, large enough that the searches not prepared at a chunk's start are few.
   static constexpr size_t kBulkChunk = 1024;
 
-  // Removes the entry for `name`; returns whether there was one.
-  bool Erase(std::string_view name) {
+  // Removes `item`; returns whether it was in the index. Found by the hash stored in it when it
+  // was inserted and by address, so that no name is read or hashed: erasing a node per parameter
+  // and its outputs costs a cache miss each this way, not four.
+  bool Erase(T* item) {
     if (size_ == 0) return false;
-    const uint64_t hash = Hash(name);
-    size_t i = hash & mask_;
+    size_t i = item->name_hash_ & mask_;
     for (;; i = (i + 1) & mask_) {
       if (slots_[i].item == nullptr) return false;
-      if (slots_[i].hash == hash && slots_[i].item->name() == name) break;
+      if (slots_[i].item == item) break;
     }
     // Backward-shift deletion: pull later entries of the probe run into the hole, so that no
     // tombstones slow later searches.

@@ -62,7 +62,12 @@ class Value {
  private:
   friend class Graph;
 
+  template <typename>
+  friend class NameIndex;
+
   int64_t id_ = -1;
+  // The name's hash, kept by NameIndex while the value is in one.
+  uint64_t name_hash_ = 0;
   std::string_view name_;
   Node* producer_ = nullptr;
   int producer_output_index_ = -1;

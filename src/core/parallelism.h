@@ -1,5 +1,5 @@
-#ifndef ZEROGRAPH_SRC_ONNX_PARALLELISM_H_
-#define ZEROGRAPH_SRC_ONNX_PARALLELISM_H_
+#ifndef ZEROGRAPH_SRC_CORE_PARALLELISM_H_
+#define ZEROGRAPH_SRC_CORE_PARALLELISM_H_
 
 #include <algorithm>
 #include <cstddef>
@@ -18,4 +18,4 @@ inline int ThreadsFor(size_t units, size_t units_per_thread) {
 
 }  // namespace zerograph
 
-#endif  // ZEROGRAPH_SRC_ONNX_PARALLELISM_H_
+#endif  // ZEROGRAPH_SRC_CORE_PARALLELISM_H_
