@@ -1,11 +1,21 @@
 #include "zerograph/passes/gradient_chain.h"
 
+#include <system_error>
+#include <thread>
+
+#include "core/parallelism.h"
 #include "zerograph/core/str_cat.h"
 #include "zerograph/ir/node.h"
 #include "zerograph/ir/value.h"
 #include "zerograph/passes/optimizer_signature.h"
 
 namespace zerograph {
+namespace {
+
+// A thread walking chains pays for its start from this many gradients on.
+constexpr size_t kGradientsPerThread = 20'000;
+
+}  // namespace
 
 bool IsStepConstant(const Value& value) {
   if (value.initializer() != nullptr) {
@@ -54,6 +64,31 @@ GradientChain FindGradientChain(const Value& gradient, StepConstantCache* cache)
       StrCat("the chain above '", gradient.name(), "' reaches a graph input or initializer");
   result.chain.clear();
   return result;
+}
+
+std::vector<GradientChain> FindGradientChains(std::span<const Value* const> gradients) {
+  std::vector<GradientChain> chains(gradients.size());
+  auto walk = [&](size_t part, size_t parts) {
+    StepConstantCache cache;  // per thread: it is written as it learns
+    const size_t end = gradients.size() * (part + 1) / parts;
+    for (size_t i = gradients.size() * part / parts; i < end; ++i) {
+      chains[i] = FindGradientChain(*gradients[i], &cache);
+    }
+  };
+  const auto parts = static_cast<size_t>(ThreadsFor(gradients.size(), kGradientsPerThread));
+  std::vector<std::thread> workers;
+  size_t part = 1;
+  for (; part < parts; ++part) {
+    try {
+      workers.emplace_back(walk, part, parts);
+    } catch (const std::system_error&) {
+      break;  // no more threads to be had: this one walks the rest
+    }
+  }
+  walk(0, parts);
+  for (; part < parts; ++part) walk(part, parts);
+  for (std::thread& worker : workers) worker.join();
+  return chains;
 }
 
 }  // namespace zerograph

@@ -2,14 +2,15 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstring>
+#include <future>
+#include <limits>
 #include <optional>
-#include <unordered_map>
+#include <system_error>
 #include <unordered_set>
 #include <vector>
 
-#include <onnx/onnx_pb.h>
-
+#include "passes/buffer_fusion.h"
+#include "passes/sharding_candidates.h"
 #include "zerograph/ir/graph.h"
 #include "zerograph/ir/training_spec.h"
 #include "zerograph/passes/bucket_assignment.h"
@@ -21,137 +22,18 @@ namespace {
 
 constexpr int64_t kMiB = int64_t{1} << 20;
 
-// One parameter's update, as found in an optimizer node.
-struct Candidate {
-  OptimizerSlot slot;
-  Node* optimizer;
-  OptimizerSignature signature;
-  // Where the gradient becomes ready in backward (null: before the step starts).
-  Node* ready;
-  // Parameters with equal keys may share a bucket (see CombineKey).
-  int64_t key = 0;
-  // Why the parameter stays whole; empty when it can be sharded.
-  std::string whole_reason;
-};
-
-std::string_view DtypeName(const Value* value) {
-  return DataTypeName(value == nullptr ? DataType::kUndefined : value->dtype());
-}
-
-template <typename T>
-void AppendBytes(const T& value, std::string& out) {
-  out.append(reinterpret_cast<const char*>(&value), sizeof(value));
-}
-
-// `text` preceded by its length, so that consecutive fields cannot run into each other.
-void AppendSized(std::string_view text, std::string& out) {
-  AppendBytes(text.size(), out);
-  out += text;
-}
-
-// Appends what must match for two parameters to share a bucket (optimizer, attributes, scalar
-// inputs, dtypes) to `key`, cleared first: equal keys may be fused into one update. Built in a
-// buffer the caller reuses, as it is made for every parameter.
-void CombineKey(const Candidate& c, std::string& key) {
-  key.clear();
-  key += c.signature.domain;
-  key += '.';
-  key += c.signature.op_type;
-  for (const Value* value : {c.slot.param, c.slot.grad}) {
-    key += '|';
-    key += DtypeName(value);
-  }
-  for (const Value* state : c.slot.states) {
-    key += '|';
-    key += DtypeName(state);
-  }
-  for (int i = 0; i < c.signature.num_scalars; ++i) {
-    const Value* scalar = c.optimizer->input(static_cast<size_t>(i));
-    key += '|';
-    if (scalar != nullptr) key += scalar->name();
-  }
-  // Straight over the attribute messages: AttributeNames + FindAttribute would search the list
-  // once per attribute, for every parameter. The scalar kinds optimizers use are written as their
-  // bytes; serializing each attribute cost more than the rest of the key.
-  for (const onnx::AttributeProto& attr : c.optimizer->proto().attribute()) {
-    if (attr.name().starts_with("__")) continue;
-    AppendSized(attr.name(), key);
-    key += static_cast<char>(attr.type());
-    switch (attr.type()) {
-      case onnx::AttributeProto::FLOAT:
-        AppendBytes(attr.f(), key);
-        break;
-      case onnx::AttributeProto::INT:
-        AppendBytes(attr.i(), key);
-        break;
-      case onnx::AttributeProto::STRING:
-        AppendSized(attr.s(), key);
-        break;
-      default:
-        AppendSized(attr.SerializeAsString(), key);
-        break;
-    }
-  }
-}
-
-// Why `c`'s parameter cannot be sharded, or "" when it can.
-std::string WholeReason(const Candidate& c) {
-  const Value* param = c.slot.param;
-  if (param->initializer() == nullptr) return "the parameter is not an initializer";
-  // (IR < 4 lists initializers among the inputs.) Its name stays an input, so no view can take it.
-  if (param->is_graph_input()) return "the parameter is also a graph input";
-  const DataType dtype = param->initializer()->dtype();
-  if (PaddingGranularity(dtype, 1) == 0) {
-    return StrCat("element type ", DataTypeName(dtype),
-                  " cannot be sharded (fp32, fp16, bf16 can)");
-  }
-  const int64_t numel = param->initializer()->numel();
-  for (const Value* state : c.slot.states) {
-    if (state == nullptr || state->initializer() == nullptr) {
-      return "an optimizer state is not an initializer";
-    }
-    if (state->initializer()->numel() != numel) {
-      return StrCat("optimizer state '", state->name(), "' does not match the parameter's size");
-    }
-    if (PaddingGranularity(state->initializer()->dtype(), 1) == 0) {
-      return StrCat("optimizer state '", state->name(),
-                    "' has an element type that cannot be sharded");
-    }
-  }
-  if (std::optional<TensorType> grad_type = c.slot.grad->type()) {
-    if (std::optional<int64_t> grad_numel = grad_type->numel();
-        grad_numel && *grad_numel != numel) {
-      return StrCat("gradient '", c.slot.grad->name(), "' does not match the parameter's size");
-    }
-  }
-  for (const Value* new_state : c.slot.new_states) {
-    if (!new_state->users().empty()) {
-      return StrCat("updated state '", new_state->name(), "' is read by other nodes");
-    }
-  }
-  if (!c.slot.new_param->users().empty()) {
-    // Readers of the new parameter get a view of the gathered buffer; that is fine.
-  }
-  return {};
-}
-
 TensorType Flat(DataType dtype, int64_t numel) {
   return TensorType{dtype, std::vector<int64_t>{numel}};
 }
 
-// Concatenates the tensors' bytes at their element offsets in a zeroed buffer of `total` elements:
-// the padding is zero (the seed leaves it uninitialised). A string, which the new initializer takes
-// over without a copy.
-StatusOr<std::string> FuseBytes(const std::vector<const Value*>& tensors,
-                                const std::vector<int64_t>& offsets, int64_t total,
-                                size_t element_size) {
-  std::string fused(static_cast<size_t>(total) * element_size, '\0');
-  for (size_t i = 0; i < tensors.size(); ++i) {
-    ZG_ASSIGN_OR_RETURN(std::span<const std::byte> bytes, tensors[i]->initializer()->Bytes());
-    std::memcpy(fused.data() + static_cast<size_t>(offsets[i]) * element_size, bytes.data(),
-                bytes.size());
+// Runs `task` on a thread of its own, or later in get() where no thread can be had.
+template <typename Task>
+auto OnTheSide(Task task) {
+  try {
+    return std::async(std::launch::async, task);
+  } catch (const std::system_error&) {
+    return std::async(std::launch::deferred, task);
   }
-  return fused;
 }
 
 Node* Latest(Node* a, Node* b) {
@@ -169,6 +51,8 @@ class ShardingRewriter {
     ZG_RETURN_IF_NOT(options_.nranks >= 1, "--nranks must be at least 1, got ", options_.nranks);
     ZG_RETURN_IF_NOT(options_.comm_buffer_mb * kMiB >= 1, "--comm-buffer-mb must be positive, got ",
                      options_.comm_buffer_mb);
+    // The candidates are swept on other threads while this one reads the spec.
+    sweep_.emplace(graph_);
     ZG_ASSIGN_OR_RETURN(std::optional<ResolvedTrainingSpec> spec, ReadResolvedTrainingSpec(graph_));
     ZG_RETURN_IF_NOT(spec.has_value(),
                      "the graph has no zerograph.loss metadata, so it is not a training graph "
@@ -178,13 +62,6 @@ class ShardingRewriter {
     ZG_RETURN_IF_NOT(!spec_.nranks.has_value() && !spec_.layout.has_value(),
                      "the graph is already rewritten (zerograph.nranks = ",
                      spec_.nranks.value_or(0), "); rewrite the original training graph instead");
-    for (const Node* node : graph_.nodes()) {
-      ZG_RETURN_IF_NOT(!(node->domain() == kZerographDomain &&
-                         (node->op_type() == "ReduceScatter" || node->op_type() == "AllGather" ||
-                          node->op_type() == "CoalesceTensors")),
-                       "the graph is already rewritten: node '", node->name(), "' is a ",
-                       node->op_type());
-    }
     ZG_RETURN_IF_ERROR(CollectCandidates());
     is_sharded_.assign(candidates_.size(), 0);
     layout_ = LayoutManifest();
@@ -192,7 +69,7 @@ class ShardingRewriter {
     std::vector<std::vector<size_t>> buckets = FormBuckets();
     for (const std::vector<size_t>& bucket : buckets) {
       for (size_t member : bucket) {
-        Node* optimizer = candidates_[member].optimizer;
+        Node* optimizer = candidates_[member]->optimizer;
         if (first_sharded_update_ == nullptr || optimizer->IsBefore(*first_sharded_update_)) {
           first_sharded_update_ = optimizer;
         }
@@ -202,90 +79,62 @@ class ShardingRewriter {
       ZG_RETURN_IF_ERROR(RewriteBucket(static_cast<int64_t>(k), buckets[k]));
     }
     AllReduceWholeGradients();
+    // The manifest is complete: its JSON (tens of MB on a large model) is written on the side
+    // while the per-parameter updates are erased.
+    std::future<std::string> layout_json = OnTheSide([this] { return layout_.ToJson(); });
     ZG_RETURN_IF_ERROR(RetireOptimizers());
-    UpdateMetadata();
+    UpdateMetadata(layout_json.get());
+    ZG_RETURN_IF_ERROR(fusion_.Finish(graph_));
     stats = Stats();
     return true;
   }
 
  private:
+  // Takes the sweep's candidates, and the nodes of other optimizers that update state.
   Status CollectCandidates() {
-    StepConstantCache step_constants;  // nothing is edited while collecting
-    std::string key_buffer;
-    std::unordered_map<std::string, int64_t> key_ids;
-    // By value id: the optimizer node that reads it as a gradient / updates it as a parameter.
-    std::vector<const Node*> optimizer_of_grad(static_cast<size_t>(graph_.value_id_bound()));
-    std::vector<const Node*> optimizer_of_param(static_cast<size_t>(graph_.value_id_bound()));
-    for (Node* node : graph_.nodes()) {
-      std::optional<OptimizerSignature> signature = FindOptimizerSignature(*node);
-      if (!signature) {
-        if (node->role() == OpRole::kOptimize && UpdatesState(*node))
-          unknown_updates_.push_back(node);
-        continue;
-      }
-      ZG_ASSIGN_OR_RETURN(std::vector<OptimizerSlot> slots, OptimizerSlots(*node, *signature));
-      for (OptimizerSlot& slot : slots) {
-        const Node*& grad_reader = optimizer_of_grad[static_cast<size_t>(slot.grad->id())];
-        ZG_RETURN_IF_NOT(grad_reader == nullptr, "gradient '", slot.grad->name(),
-                         "' feeds two optimizer updates ('", grad_reader->name(), "' and '",
-                         node->name(), "'); each gradient must update exactly one parameter");
-        grad_reader = node;
-        const Node*& updater = optimizer_of_param[static_cast<size_t>(slot.param->id())];
-        ZG_RETURN_IF_NOT(updater == nullptr, "parameter '", slot.param->name(),
-                         "' is updated by two optimizer nodes ('", updater->name(), "' and '",
-                         node->name(), "')");
-        updater = node;
-        Candidate candidate{std::move(slot), node, *signature, nullptr, {}, {}};
-        GradientChain chain = FindGradientChain(*candidate.slot.grad, &step_constants);
-        candidate.ready =
-            chain.backward_op != nullptr ? chain.backward_op : candidate.slot.grad->producer();
-        candidate.whole_reason = WholeReason(candidate);
-        CombineKey(candidate, key_buffer);
-        candidate.key =
-            key_ids.try_emplace(key_buffer, static_cast<int64_t>(key_ids.size())).first->second;
-        candidates_.push_back(std::move(candidate));
-      }
+    ZG_ASSIGN_OR_RETURN(CandidateSweep::Found found, sweep_->Finish());
+    candidates_ = std::move(found.candidates);
+    is_bound_new_value_.assign(static_cast<size_t>(graph_.value_id_bound()), 0);
+    for (const Value* value : binding_new_values_) {
+      if (value != nullptr) is_bound_new_value_[static_cast<size_t>(value->id())] = 1;
+    }
+    for (Node* node : found.other_optimize_nodes) {
+      if (UpdatesState(*node)) unknown_updates_.push_back(node);
     }
     return Status::Ok();
   }
 
   // True when one of the node's outputs replaces state after the step.
-  bool UpdatesState(const Node& node) {
-    if (is_bound_new_value_.empty()) {
-      // Marked by id on first need: a graph whose gradient post-processing has the optimizer
-      // role asks this for every parameter.
-      is_bound_new_value_.assign(static_cast<size_t>(graph_.value_id_bound()), 0);
-      for (const Value* value : binding_new_values_) {
-        if (value != nullptr) is_bound_new_value_[static_cast<size_t>(value->id())] = 1;
-      }
-    }
+  bool UpdatesState(const Node& node) const {
     for (const Value* output : node.outputs()) {
-      if (output == nullptr) continue;
-      const auto id = static_cast<size_t>(output->id());
-      if (id < is_bound_new_value_.size() && is_bound_new_value_[id]) return true;
+      if (output != nullptr && is_bound_new_value_[static_cast<size_t>(output->id())]) return true;
     }
     return false;
   }
 
   // Bucket membership in the chosen order; each bucket's members in parameter order.
   std::vector<std::vector<size_t>> FormBuckets() {
-    std::vector<size_t> order;
+    // (Where the gradient is ready, candidate); one ready before the step starts comes first.
+    std::vector<std::pair<int64_t, size_t>> ready_order;
     for (size_t i = 0; i < candidates_.size(); ++i) {
-      if (candidates_[i].whole_reason.empty()) order.push_back(i);
+      const Candidate& c = *candidates_[i];
+      if (!c.whole_reason.empty()) continue;
+      ready_order.emplace_back(
+          c.ready != nullptr ? c.ready->schedule_key() : std::numeric_limits<int64_t>::min(), i);
     }
     if (options_.bucket_order == BucketOrder::kGradientReady) {
-      std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-        const Node* ra = candidates_[a].ready;
-        const Node* rb = candidates_[b].ready;
-        if (ra == nullptr || rb == nullptr) return ra == nullptr && rb != nullptr;
-        return ra->IsBefore(*rb);
-      });
+      std::stable_sort(ready_order.begin(), ready_order.end(),
+                       [](const auto& a, const auto& b) { return a.first < b.first; });
     }
+    std::vector<size_t> order;
+    order.reserve(ready_order.size());
+    for (const auto& [key, index] : ready_order) order.push_back(index);
     std::vector<BucketItem> items;
     items.reserve(order.size());
     for (size_t index : order) {
-      const Candidate& c = candidates_[index];
-      items.push_back({c.key, c.slot.param->initializer()->byte_size()});
+      const Candidate& c = *candidates_[index];
+      items.push_back(
+          {c.key, c.layout.numel * static_cast<int64_t>(ElementSize(c.param_type.dtype))});
     }
     std::vector<std::vector<size_t>> buckets =
         AssignBuckets(items, static_cast<int64_t>(options_.comm_buffer_mb * kMiB));
@@ -297,8 +146,8 @@ class ShardingRewriter {
   }
 
   Status RewriteBucket(int64_t k, const std::vector<size_t>& members) {
-    const Candidate& lead = candidates_[members.front()];
-    const DataType dtype = lead.slot.param->initializer()->dtype();
+    const Candidate& lead = *candidates_[members.front()];
+    const DataType dtype = lead.param_type.dtype;
     const int64_t n = options_.nranks;
     const std::string prefix = StrCat("fused@bucket", k);
     const std::string shard_prefix = StrCat("shard@bucket", k);
@@ -309,7 +158,7 @@ class ShardingRewriter {
     bucket.optimizer = StrCat(lead.signature.domain, ".", lead.signature.op_type);
     // Sized once: a bucket may hold every parameter of the model.
     std::vector<int64_t> offsets, numels, shapes, ranks;
-    std::vector<const Value*> params;
+    std::vector<const Tensor*> params;
     std::vector<Value*> grads;
     for (auto* list : {&offsets, &numels, &ranks}) list->reserve(members.size());
     shapes.reserve(2 * members.size());
@@ -317,44 +166,39 @@ class ShardingRewriter {
     grads.reserve(members.size());
     bucket.params.reserve(members.size());
     for (size_t member : members) {
-      const Candidate& c = candidates_[member];
-      const Tensor& tensor = *c.slot.param->initializer();
-      LayoutManifest::Param param;
-      param.name = std::string(c.slot.param->name());
-      param.shape.assign(tensor.dims().begin(), tensor.dims().end());
+      Candidate& c = *candidates_[member];
+      LayoutManifest::Param& param = c.layout;
       param.offset = bucket.total;
-      param.numel = tensor.numel();
       param.padded = PaddedNumel(param.numel, dtype, n);
-      for (const Value* state : c.slot.states) param.states.emplace_back(state->name());
       offsets.push_back(param.offset);
       numels.push_back(param.numel);
       shapes.insert(shapes.end(), param.shape.begin(), param.shape.end());
       ranks.push_back(static_cast<int64_t>(param.shape.size()));
       bucket.total += param.padded;
       padding_bytes_ += (param.padded - param.numel) * static_cast<int64_t>(ElementSize(dtype));
-      params.push_back(c.slot.param);
+      params.push_back(c.tensor);
       grads.push_back(c.slot.grad);
       bucket.params.push_back(std::move(param));
     }
     bucket.shard_size = bucket.total / n;
 
-    // Fused parameter and state buffers replace the per-parameter initializers.
-    ZG_ASSIGN_OR_RETURN(std::string fused_bytes,
-                        FuseBytes(params, offsets, bucket.total, ElementSize(dtype)));
-    Value* fused = graph_.AddInitializer(prefix, dtype, std::vector<int64_t>{bucket.total},
-                                         std::move(fused_bytes));
+    // Fused parameter and state buffers replace the per-parameter initializers. Their bytes are
+    // filled on the side (see BufferFusion) while the rewrite goes on.
+    Value* fused =
+        graph_.AddInitializer(prefix, dtype, std::vector<int64_t>{bucket.total}, std::string());
+    fusion_.Add(fused, std::move(params), offsets, bucket.total, ElementSize(dtype));
     bucket.param_buffer = std::string(fused->name());
     std::vector<Value*> fused_states;
     for (int s = 0; s < lead.signature.num_states; ++s) {
-      std::vector<const Value*> states;
+      std::vector<const Tensor*> states;
       states.reserve(members.size());
-      for (size_t member : members)
-        states.push_back(candidates_[member].slot.states[static_cast<size_t>(s)]);
-      const DataType state_dtype = states.front()->initializer()->dtype();
-      ZG_ASSIGN_OR_RETURN(std::string bytes,
-                          FuseBytes(states, offsets, bucket.total, ElementSize(state_dtype)));
+      for (size_t member : members) {
+        states.push_back(candidates_[member]->slot.states[static_cast<size_t>(s)]->initializer());
+      }
+      const DataType state_dtype = states.front()->dtype();
       Value* state = graph_.AddInitializer(StrCat(prefix, ".state", s), state_dtype,
-                                           std::vector<int64_t>{bucket.total}, std::move(bytes));
+                                           std::vector<int64_t>{bucket.total}, std::string());
+      fusion_.Add(state, std::move(states), offsets, bucket.total, ElementSize(state_dtype));
       fused_states.push_back(state);
       bucket.state_buffers.emplace_back(state->name());
       bucket.state_dtypes.push_back(state_dtype);
@@ -368,16 +212,16 @@ class ShardingRewriter {
     SetViewAttributes(*param_views, offsets, shapes, ranks);
     Annotate(*param_views, OpRole::kForward, k);
     for (size_t member : members) {
-      Value* param = candidates_[member].slot.param;
-      graph_.AdoptAsOutput(param_views, param, *param->type());
+      const Candidate& c = *candidates_[member];
+      graph_.AdoptAsOutput(param_views, c.slot.param, c.param_type);
     }
 
     // Gradients are fused and reduce-scattered once backward has produced them all.
     Node* latest_grad = nullptr;
     Node* first_update = nullptr;
     for (size_t member : members) {
-      latest_grad = Latest(latest_grad, candidates_[member].slot.grad->producer());
-      Node* optimizer = candidates_[member].optimizer;
+      latest_grad = Latest(latest_grad, candidates_[member]->slot.grad->producer());
+      Node* optimizer = candidates_[member]->optimizer;
       if (first_update == nullptr || optimizer->IsBefore(*first_update)) first_update = optimizer;
     }
     Node* comm_before = first_sharded_update_;
@@ -453,10 +297,9 @@ class ShardingRewriter {
     SetViewAttributes(*new_views, offsets, shapes, ranks);
     Annotate(*new_views, OpRole::kOptimize, k);
     for (size_t i = 0; i < members.size(); ++i) {
-      Candidate& c = candidates_[members[i]];
-      std::optional<TensorType> type = c.slot.new_param->type();
-      if (!type) type = param_views->output(i)->type();
-      graph_.AdoptAsOutput(new_views, c.slot.new_param, *type);
+      Candidate& c = *candidates_[members[i]];
+      graph_.AdoptAsOutput(new_views, c.slot.new_param,
+                           c.new_param_type ? *c.new_param_type : c.param_type);
       is_sharded_[members[i]] = 1;
     }
     layout_.buckets.push_back(std::move(bucket));
@@ -498,7 +341,7 @@ class ShardingRewriter {
     std::vector<char> retired_state(static_cast<size_t>(graph_.value_id_bound()), 0);
     for (size_t i = 0; i < candidates_.size(); ++i) {
       if (!is_sharded_[i]) continue;
-      for (const Value* state : candidates_[i].slot.new_states) {
+      for (const Value* state : candidates_[i]->slot.new_states) {
         retired_state[static_cast<size_t>(state->id())] = 1;
       }
     }
@@ -516,9 +359,9 @@ class ShardingRewriter {
     std::vector<size_t> kept;
     std::vector<Value*> states;
     for (size_t end = candidates_.size(), begin = end; end > 0; end = begin) {
-      Node* node = candidates_[end - 1].optimizer;
+      Node* node = candidates_[end - 1]->optimizer;
       begin = end - 1;
-      while (begin > 0 && candidates_[begin - 1].optimizer == node) --begin;
+      while (begin > 0 && candidates_[begin - 1]->optimizer == node) --begin;
       kept.clear();
       for (size_t i = begin; i < end; ++i) {
         if (!is_sharded_[i]) kept.push_back(i);
@@ -529,7 +372,7 @@ class ShardingRewriter {
       states.clear();
       for (size_t i = begin; i < end; ++i) {
         if (!is_sharded_[i]) continue;
-        for (Value* state : candidates_[i].slot.states) states.push_back(state);
+        for (Value* state : candidates_[i]->slot.states) states.push_back(state);
       }
       ZG_RETURN_IF_ERROR(graph_.EraseNode(node));
       for (Value* state : states) ZG_RETURN_IF_ERROR(graph_.EraseInitializer(state));
@@ -540,21 +383,21 @@ class ShardingRewriter {
 
   Status RebuildOptimizer(Node& node, const std::vector<size_t>& kept,
                           std::vector<std::pair<Value*, std::string>>& kept_outputs) {
-    const OptimizerSignature& signature = candidates_[kept.front()].signature;
+    const OptimizerSignature& signature = candidates_[kept.front()]->signature;
     std::vector<Value*> inputs;
     for (int i = 0; i < signature.num_scalars; ++i) {
       inputs.push_back(node.input(static_cast<size_t>(i)));
     }
-    for (size_t i : kept) inputs.push_back(candidates_[i].slot.param);
-    for (size_t i : kept) inputs.push_back(candidates_[i].slot.grad);
+    for (size_t i : kept) inputs.push_back(candidates_[i]->slot.param);
+    for (size_t i : kept) inputs.push_back(candidates_[i]->slot.grad);
     for (int s = 0; s < signature.num_states; ++s) {
-      for (size_t i : kept) inputs.push_back(candidates_[i].slot.states[static_cast<size_t>(s)]);
+      for (size_t i : kept) inputs.push_back(candidates_[i]->slot.states[static_cast<size_t>(s)]);
     }
     std::vector<Value*> old_outputs;
-    for (size_t i : kept) old_outputs.push_back(candidates_[i].slot.new_param);
+    for (size_t i : kept) old_outputs.push_back(candidates_[i]->slot.new_param);
     for (int s = 0; s < signature.num_states; ++s) {
       for (size_t i : kept) {
-        old_outputs.push_back(candidates_[i].slot.new_states[static_cast<size_t>(s)]);
+        old_outputs.push_back(candidates_[i]->slot.new_states[static_cast<size_t>(s)]);
       }
     }
     std::vector<std::string> names;
@@ -592,7 +435,8 @@ class ShardingRewriter {
 
   // Parameters left whole keep their update; averaging their gradients keeps training exact.
   void AllReduceWholeGradients() {
-    for (Candidate& c : candidates_) {
+    for (Candidate* candidate : candidates_) {
+      Candidate& c = *candidate;
       if (!c.whole_reason.empty()) {
         size_t index = static_cast<size_t>(c.signature.num_scalars);
         while (c.optimizer->input(index) != c.slot.grad) ++index;
@@ -622,14 +466,14 @@ class ShardingRewriter {
     }
   }
 
-  void UpdateMetadata() {
+  void UpdateMetadata(std::string layout_json) {
     // Entries whose new value a sharded update no longer makes are dropped; values are compared,
     // as resolved before the rewrite renamed anything.
     std::vector<char> dropped(static_cast<size_t>(graph_.value_id_bound()), 0);
     for (size_t i = 0; i < candidates_.size(); ++i) {
       if (!is_sharded_[i]) continue;
-      dropped[static_cast<size_t>(candidates_[i].slot.new_param->id())] = 1;
-      for (const Value* state : candidates_[i].slot.new_states) {
+      dropped[static_cast<size_t>(candidates_[i]->slot.new_param->id())] = 1;
+      for (const Value* state : candidates_[i]->slot.new_states) {
         dropped[static_cast<size_t>(state->id())] = 1;
       }
     }
@@ -642,7 +486,7 @@ class ShardingRewriter {
     binding.insert(binding.end(), binding_.begin(), binding_.end());
     spec_.state_binding = std::move(binding);
     spec_.nranks = options_.nranks;
-    spec_.layout = layout_.ToJson();
+    spec_.layout = std::move(layout_json);
     WriteTrainingSpec(spec_, graph_);
     graph_.SetOpsetVersion(kZerographDomain, 1);
   }
@@ -674,9 +518,11 @@ class ShardingRewriter {
   const ShardingStage1Pass::Options& options_;
   LayoutManifest& layout_;
   TrainingSpec spec_;
-  std::vector<Candidate> candidates_;
+  std::optional<CandidateSweep> sweep_;
+  // In schedule order, held by the sweep.
+  std::vector<Candidate*> candidates_;
   std::vector<Node*> unknown_updates_;
-  // By value id: whether the state binding names the value as new (see UpdatesState).
+  // By value id: whether the state binding names the value as new.
   std::vector<char> is_bound_new_value_;
   // Communication goes before the first update that is sharded (seed: after backward).
   Node* first_sharded_update_ = nullptr;
@@ -686,6 +532,7 @@ class ShardingRewriter {
   std::vector<const Value*> binding_new_values_;
   std::vector<std::pair<std::string, std::string>> binding_;
   int64_t padding_bytes_ = 0;
+  BufferFusion fusion_;
 };
 
 }  // namespace

@@ -7,11 +7,13 @@
 
 #include "passes/toy_training_graph.h"
 #include "zerograph/ir/graph.h"
+#include "zerograph/ir/graph_builder.h"
 #include "zerograph/ir/role_inference.h"
 #include "zerograph/ir/training_spec.h"
 #include "zerograph/ir/verify.h"
 #include "zerograph/models/mlp.h"
 #include "zerograph/passes/hazard_check.h"
+#include "zerograph/passes/overlap.h"
 #include "zerograph/passes/pass_pipeline.h"
 
 namespace zerograph {
@@ -291,6 +293,74 @@ TEST(ShardingStage1Test, RejectsGradientFeedingTwoOptimizers) {
   EXPECT_EQ(rewrite.status.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(rewrite.status.message().find("feeds two optimizer updates"), std::string_view::npos);
   EXPECT_NE(rewrite.status.message().find("second_sgd"), std::string_view::npos);
+}
+
+// A graph large enough that the candidates are swept and the gradient chains walked on several
+// threads, whose optimizer nodes were made in the reverse of their schedule order: the
+// parameters still fill the bucket in schedule order, each with its own bytes, and overlap moves
+// every chain after its own backward op.
+TEST(ShardingStage1Test, LargeGraphMadeOutOfScheduleOrder) {
+  constexpr int kParams = 70'000;  // 3 nodes each
+  auto graph = std::make_unique<Graph>();
+  GraphBuilder b(*graph);
+  Value* lr = b.Input("lr", DataType::kFloat32, {});
+  Value* x = b.Input("x", DataType::kFloat32, {});
+  Value* scale = b.Initializer("grad_scale", {1}, std::vector<float>{0.5f});
+  b.SetRole(OpRole::kForward, /*is_loss=*/true);
+  Value* loss = b.SetType(b.Op("Identity", {x}, "loss"), DataType::kFloat32, {});
+  b.Output(loss);
+  std::vector<Value*> params, grads;
+  for (int i = 0; i < kParams; ++i) {
+    params.push_back(b.Initializer(StrCat("p", i), {4}, std::vector<float>(4, float(i))));
+  }
+  b.SetRole(OpRole::kBackward);
+  for (int i = 0; i < kParams; ++i) {
+    Value* raw =
+        b.SetType(b.Op("Identity", {loss}, StrCat("p", i, ".graw")), DataType::kFloat32, {4});
+    b.SetRole(OpRole::kOptimize);
+    grads.push_back(
+        b.SetType(b.Op("Mul", {raw, scale}, StrCat("p", i, ".g")), DataType::kFloat32, {4}));
+    b.SetRole(OpRole::kBackward);
+  }
+  TrainingSpec spec;
+  spec.loss = "loss";
+  spec.lr_input = "lr";
+  graph->SetOpsetVersion(kZerographDomain, 1);
+  Node* later = nullptr;
+  for (int i = kParams - 1; i >= 0; --i) {
+    later = graph->AddNode("SGD", kZerographDomain, {lr, params[i], grads[i]},
+                           {StrCat("p", i, ".new")}, StrCat("sgd", i), later);
+    later->SetRole(OpRole::kOptimize);
+    graph->SetValueType(later->output(0), TensorType{DataType::kFloat32, std::vector<int64_t>{4}});
+    graph->AddOutput(later->output(0));
+    spec.state_binding.emplace_back(StrCat("p", i, ".new"), StrCat("p", i));
+  }
+  WriteTrainingSpec(spec, *graph);
+  ASSERT_TRUE(Verify(*graph).ok());
+
+  PassPipeline pipeline(/*verify_each=*/true);
+  auto& sharding = pipeline.AddPass<ShardingStage1Pass>(
+      ShardingStage1Pass::Options{4, 256, BucketOrder::kParameter});
+  pipeline.AddPass<OverlapPass>();
+  StatusOr<bool> changed = pipeline.Run(*graph);
+  ASSERT_TRUE(changed.ok()) << changed.status().ToString();
+  ASSERT_TRUE(CheckHazards(*graph).ok());
+
+  const LayoutManifest& layout = sharding.layout();
+  ASSERT_EQ(layout.buckets.size(), 1u);
+  const LayoutManifest::Bucket& bucket = layout.buckets[0];
+  ASSERT_EQ(bucket.params.size(), static_cast<size_t>(kParams));
+  auto fused = graph->FindValue(bucket.param_buffer)->initializer()->Bytes();
+  ASSERT_TRUE(fused.ok());
+  for (int i = 0; i < kParams; ++i) {
+    const LayoutManifest::Param& param = bucket.params[static_cast<size_t>(i)];
+    ASSERT_EQ(param.name, StrCat("p", i));
+    float values[4];
+    std::memcpy(values, fused->data() + param.offset * 4, sizeof(values));
+    for (float v : values) ASSERT_EQ(v, float(i)) << param.name;
+    const Node* chain = graph->FindValue(StrCat("p", i, ".g"))->producer();
+    ASSERT_EQ(chain->prev(), graph->FindValue(StrCat("p", i, ".graw"))->producer()) << param.name;
+  }
 }
 
 // Rewriting a rewritten graph again is refused.

@@ -1,6 +1,7 @@
 #ifndef ZEROGRAPH_PASSES_GRADIENT_CHAIN_H_
 #define ZEROGRAPH_PASSES_GRADIENT_CHAIN_H_
 
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -43,6 +44,10 @@ class StepConstantCache {
 
 // Walks up from `gradient`'s producer. A pass that walks many chains passes one `cache` to all.
 GradientChain FindGradientChain(const Value& gradient, StepConstantCache* cache = nullptr);
+
+// FindGradientChain of each gradient, on several threads when there are many: a walk only reads,
+// and on a large model (a gradient per parameter) each walk misses the cache a few times.
+std::vector<GradientChain> FindGradientChains(std::span<const Value* const> gradients);
 
 }  // namespace zerograph
 

@@ -1,0 +1,256 @@
+#include "passes/sharding_candidates.h"
+
+#include <algorithm>
+#include <string_view>
+#include <system_error>
+#include <unordered_map>
+
+#include <onnx/onnx_pb.h>
+
+#include "core/parallelism.h"
+#include "zerograph/ir/graph.h"
+#include "zerograph/passes/gradient_chain.h"
+
+namespace zerograph {
+namespace {
+
+// A thread sweeping the nodes pays for its start from this many nodes on.
+constexpr size_t kNodesPerThread = 100'000;
+// Slices are claimed one at a time, as the work is uneven: a training graph has its optimizer
+// nodes together, at the end.
+constexpr size_t kNodesPerSlice = 10'000;
+
+std::string_view DtypeName(const Value* value) {
+  return DataTypeName(value == nullptr ? DataType::kUndefined : value->dtype());
+}
+
+template <typename T>
+void AppendBytes(const T& value, std::string& out) {
+  out.append(reinterpret_cast<const char*>(&value), sizeof(value));
+}
+
+// `text` preceded by its length, so that consecutive fields cannot run into each other.
+void AppendSized(std::string_view text, std::string& out) {
+  AppendBytes(text.size(), out);
+  out += text;
+}
+
+// Writes what must match for two parameters to share a bucket (optimizer, attributes, scalar
+// inputs, dtypes) into `key`: equal keys may be fused into one update. Built in a buffer the
+// caller reuses, as it is made for every parameter.
+void CombineKey(const Candidate& c, std::string& key) {
+  key.clear();
+  key += c.signature.domain;
+  key += '.';
+  key += c.signature.op_type;
+  for (const Value* value : {c.slot.param, c.slot.grad}) {
+    key += '|';
+    key += DtypeName(value);
+  }
+  for (const Value* state : c.slot.states) {
+    key += '|';
+    key += DtypeName(state);
+  }
+  for (int i = 0; i < c.signature.num_scalars; ++i) {
+    const Value* scalar = c.optimizer->input(static_cast<size_t>(i));
+    key += '|';
+    if (scalar != nullptr) key += scalar->name();
+  }
+  // Straight over the attribute messages: AttributeNames + FindAttribute would search the list
+  // once per attribute, for every parameter. The scalar kinds optimizers use are written as their
+  // bytes; serializing each attribute cost more than the rest of the key.
+  for (const onnx::AttributeProto& attr : c.optimizer->proto().attribute()) {
+    if (attr.name().starts_with("__")) continue;
+    AppendSized(attr.name(), key);
+    key += static_cast<char>(attr.type());
+    switch (attr.type()) {
+      case onnx::AttributeProto::FLOAT:
+        AppendBytes(attr.f(), key);
+        break;
+      case onnx::AttributeProto::INT:
+        AppendBytes(attr.i(), key);
+        break;
+      case onnx::AttributeProto::STRING:
+        AppendSized(attr.s(), key);
+        break;
+      default:
+        AppendSized(attr.SerializeAsString(), key);
+        break;
+    }
+  }
+}
+
+// Why `c`'s parameter cannot be sharded, or "" when it can. (Readers of the updated parameter
+// are no reason: they get a view of the gathered buffer.)
+std::string WholeReason(const Candidate& c) {
+  const Value* param = c.slot.param;
+  if (param->initializer() == nullptr) return "the parameter is not an initializer";
+  // (IR < 4 lists initializers among the inputs.) Its name stays an input, so no view can take it.
+  if (param->is_graph_input()) return "the parameter is also a graph input";
+  const DataType dtype = param->initializer()->dtype();
+  if (PaddingGranularity(dtype, 1) == 0) {
+    return StrCat("element type ", DataTypeName(dtype),
+                  " cannot be sharded (fp32, fp16, bf16 can)");
+  }
+  const int64_t numel = param->initializer()->numel();
+  for (const Value* state : c.slot.states) {
+    if (state == nullptr || state->initializer() == nullptr) {
+      return "an optimizer state is not an initializer";
+    }
+    if (state->initializer()->numel() != numel) {
+      return StrCat("optimizer state '", state->name(), "' does not match the parameter's size");
+    }
+    if (PaddingGranularity(state->initializer()->dtype(), 1) == 0) {
+      return StrCat("optimizer state '", state->name(),
+                    "' has an element type that cannot be sharded");
+    }
+  }
+  if (std::optional<TensorType> grad_type = c.slot.grad->type()) {
+    if (std::optional<int64_t> grad_numel = grad_type->numel();
+        grad_numel && *grad_numel != numel) {
+      return StrCat("gradient '", c.slot.grad->name(), "' does not match the parameter's size");
+    }
+  }
+  for (const Value* new_state : c.slot.new_states) {
+    if (!new_state->users().empty()) {
+      return StrCat("updated state '", new_state->name(), "' is read by other nodes");
+    }
+  }
+  return {};
+}
+
+// Fills what the rewrite needs of a parameter that can be sharded.
+void ReadShardable(Candidate& c) {
+  const Tensor& tensor = *c.slot.param->initializer();
+  c.tensor = &tensor;
+  c.param_type = *c.slot.param->type();
+  c.layout.name = std::string(c.slot.param->name());
+  c.layout.shape.assign(tensor.dims().begin(), tensor.dims().end());
+  c.layout.numel = tensor.numel();
+  for (const Value* state : c.slot.states) c.layout.states.emplace_back(state->name());
+  c.new_param_type = c.slot.new_param->type();
+}
+
+bool IsCollective(const Node& node) {
+  return node.domain() == kZerographDomain &&
+         (node.op_type() == "ReduceScatter" || node.op_type() == "AllGather" ||
+          node.op_type() == "CoalesceTensors");
+}
+
+}  // namespace
+
+CandidateSweep::CandidateSweep(const Graph& graph)
+    : graph_(graph), slices_((graph.node_id_bound() + kNodesPerSlice - 1) / kNodesPerSlice) {
+  // The caller's thread joins in Finish, after its own reading.
+  for (int t = 0; t < ThreadsFor(graph.num_nodes(), kNodesPerThread) - 1; ++t) {
+    try {
+      workers_.emplace_back([this] { SweepSlices(); });
+    } catch (const std::system_error&) {
+      break;  // no more threads to be had: the others, and the caller's, sweep it all
+    }
+  }
+}
+
+CandidateSweep::~CandidateSweep() {
+  next_slice_ = slices_.size();  // whatever is left is not needed
+  for (std::thread& worker : workers_) worker.join();
+}
+
+void CandidateSweep::SweepSlices() {
+  for (size_t i; (i = next_slice_.fetch_add(1, std::memory_order_relaxed)) < slices_.size();) {
+    SweepSlice(i);
+  }
+}
+
+void CandidateSweep::SweepSlice(size_t index) {
+  Slice& slice = slices_[index];
+  StepConstantCache step_constants;  // nothing is edited while sweeping
+  std::unordered_map<std::string, int64_t> key_ids;
+  std::string key;
+  for (Node* node : graph_.stored_nodes(index, slices_.size())) {
+    if (IsCollective(*node)) {
+      slice.status = InvalidArgumentError(StrCat("the graph is already rewritten: node '",
+                                                 node->name(), "' is a ", node->op_type()));
+      return;
+    }
+    std::optional<OptimizerSignature> signature = FindOptimizerSignature(*node);
+    if (!signature) {
+      if (node->role() == OpRole::kOptimize) slice.other_optimize_nodes.push_back(node);
+      continue;
+    }
+    StatusOr<std::vector<OptimizerSlot>> slots = OptimizerSlots(*node, *signature);
+    if (!slots.ok()) {
+      slice.status = slots.status();
+      return;
+    }
+    for (OptimizerSlot& slot : *slots) {
+      Candidate& c = slice.candidates.emplace_back();
+      c.slot = std::move(slot);
+      c.optimizer = node;
+      c.signature = *signature;
+      GradientChain chain = FindGradientChain(*c.slot.grad, &step_constants);
+      c.ready = chain.backward_op != nullptr ? chain.backward_op : c.slot.grad->producer();
+      c.whole_reason = WholeReason(c);
+      if (c.whole_reason.empty()) ReadShardable(c);
+      CombineKey(c, key);
+      auto [id, added] = key_ids.try_emplace(key, static_cast<int64_t>(key_ids.size()));
+      if (added) slice.keys.push_back(key);
+      c.key = id->second;
+    }
+  }
+}
+
+StatusOr<CandidateSweep::Found> CandidateSweep::Finish() {
+  SweepSlices();
+  for (std::thread& worker : workers_) worker.join();
+  workers_.clear();
+
+  Found found;
+  size_t count = 0;
+  for (const Slice& slice : slices_) count += slice.candidates.size();
+  found.candidates.reserve(count);
+  std::unordered_map<std::string, int64_t> key_ids;
+  std::vector<int64_t> ids;
+  for (Slice& slice : slices_) {
+    ZG_RETURN_IF_ERROR(slice.status);
+    ids.clear();
+    for (std::string& key : slice.keys) {
+      ids.push_back(key_ids.try_emplace(std::move(key), key_ids.size()).first->second);
+    }
+    for (Candidate& c : slice.candidates) {
+      c.key = ids[static_cast<size_t>(c.key)];
+      found.candidates.push_back(&c);
+    }
+    found.other_optimize_nodes.insert(found.other_optimize_nodes.end(),
+                                      slice.other_optimize_nodes.begin(),
+                                      slice.other_optimize_nodes.end());
+  }
+  // Nodes are made in schedule order until a pass moves or adds some.
+  auto by_optimizer = [](const Candidate* a, const Candidate* b) {
+    return a->optimizer->IsBefore(*b->optimizer);
+  };
+  if (!std::is_sorted(found.candidates.begin(), found.candidates.end(), by_optimizer)) {
+    std::stable_sort(found.candidates.begin(), found.candidates.end(), by_optimizer);
+  }
+  std::sort(found.other_optimize_nodes.begin(), found.other_optimize_nodes.end(),
+            [](const Node* a, const Node* b) { return a->IsBefore(*b); });
+
+  // By value id: the optimizer node that reads it as a gradient / updates it as a parameter.
+  std::vector<const Node*> optimizer_of_grad(static_cast<size_t>(graph_.value_id_bound()));
+  std::vector<const Node*> optimizer_of_param(static_cast<size_t>(graph_.value_id_bound()));
+  for (const Candidate* c : found.candidates) {
+    const Node*& grad_reader = optimizer_of_grad[static_cast<size_t>(c->slot.grad->id())];
+    ZG_RETURN_IF_NOT(grad_reader == nullptr, "gradient '", c->slot.grad->name(),
+                     "' feeds two optimizer updates ('", grad_reader->name(), "' and '",
+                     c->optimizer->name(), "'); each gradient must update exactly one parameter");
+    grad_reader = c->optimizer;
+    const Node*& updater = optimizer_of_param[static_cast<size_t>(c->slot.param->id())];
+    ZG_RETURN_IF_NOT(updater == nullptr, "parameter '", c->slot.param->name(),
+                     "' is updated by two optimizer nodes ('", updater->name(), "' and '",
+                     c->optimizer->name(), "')");
+    updater = c->optimizer;
+  }
+  return found;
+}
+
+}  // namespace zerograph

@@ -1,0 +1,89 @@
+#ifndef ZEROGRAPH_SRC_PASSES_SHARDING_CANDIDATES_H_
+#define ZEROGRAPH_SRC_PASSES_SHARDING_CANDIDATES_H_
+
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "zerograph/core/status.h"
+#include "zerograph/ir/layout_manifest.h"
+#include "zerograph/ir/tensor_type.h"
+#include "zerograph/passes/optimizer_signature.h"
+
+namespace zerograph {
+
+class Graph;
+class Node;
+class Tensor;
+
+// One parameter's update, as found in an optimizer node.
+struct Candidate {
+  OptimizerSlot slot;
+  Node* optimizer = nullptr;
+  OptimizerSignature signature;
+  // Where the gradient becomes ready in backward (null: before the step starts).
+  Node* ready = nullptr;
+  // Parameters with equal keys may share a bucket: same optimizer, attributes, scalar inputs and
+  // dtypes.
+  int64_t key = 0;
+  // Why the parameter stays whole; empty when it can be sharded.
+  std::string whole_reason;
+  // When it can be sharded, what the rewrite needs of it, read while sweeping: the parameter's
+  // tensor and type, its layout entry (but for the offset and padding), and the updated
+  // parameter's type.
+  const Tensor* tensor = nullptr;
+  TensorType param_type;
+  LayoutManifest::Param layout;
+  std::optional<TensorType> new_param_type;
+};
+
+// Finds every parameter update of a graph. The sweep only reads the graph, so it runs on other
+// threads from construction on, while the caller does other reading (the training spec); Finish
+// joins in. The nodes are read in memory order, in slices claimed one at a time, and on a large
+// graph this is most of what finding the candidates costs: per parameter, the optimizer node, its
+// tensors and their messages, and the gradient's chain, each a cache miss or more.
+class CandidateSweep {
+ public:
+  explicit CandidateSweep(const Graph& graph);
+  ~CandidateSweep();
+  CandidateSweep(const CandidateSweep&) = delete;
+  CandidateSweep& operator=(const CandidateSweep&) = delete;
+
+  struct Found {
+    // In schedule order; they point into the sweep, which must outlive them.
+    std::vector<Candidate*> candidates;
+    // Nodes with the optimizer role that no known optimizer is: they may update state
+    // (unsupported optimizers), in schedule order.
+    std::vector<Node*> other_optimize_nodes;
+  };
+  // Sweeps what is left, waits for the other threads, and checks that no gradient or parameter
+  // has two updates. Fails on a graph already rewritten or a malformed optimizer node.
+  StatusOr<Found> Finish();
+
+ private:
+  // What one slice of the nodes held, in the slice's order.
+  struct Slice {
+    // A deque: candidates are large, and are not moved as more come.
+    std::deque<Candidate> candidates;
+    std::vector<Node*> other_optimize_nodes;
+    // Candidate keys index these, the distinct keys met in the slice.
+    std::vector<std::string> keys;
+    Status status;
+  };
+
+  void SweepSlices();
+  void SweepSlice(size_t index);
+
+  const Graph& graph_;
+  std::vector<Slice> slices_;
+  std::atomic<size_t> next_slice_{0};
+  std::vector<std::thread> workers_;
+};
+
+}  // namespace zerograph
+
+#endif  // ZEROGRAPH_SRC_PASSES_SHARDING_CANDIDATES_H_
