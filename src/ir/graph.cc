@@ -371,6 +371,16 @@ void Graph::ReplaceAllUsesWith(Value* from, Value* to) {
 }
 
 void Graph::AdoptAsOutput(Node* node, Value* value, const TensorType& type) {
+  MoveDefinition(node, value);
+  SetValueType(value, type);
+}
+
+void Graph::AdoptAsOutput(Node* node, Value* value) {
+  ZG_CHECK(value->info_ != nullptr, "value '", value->name(), "' has no recorded type to keep");
+  MoveDefinition(node, value);
+}
+
+void Graph::MoveDefinition(Node* node, Value* value) {
   ZG_CHECK(!value->is_graph_input_, "graph input '", value->name(), "' cannot become an output");
   onnx::NodeProto* proto = node->proto_;
   proto->add_output(std::string(value->name()));
@@ -385,12 +395,11 @@ void Graph::AdoptAsOutput(Node* node, Value* value, const TensorType& type) {
   value->producer_ = node;
   value->producer_output_index_ = static_cast<int>(node->outputs_.size());
   node->outputs_.push_back(value);
-  // As for a new value, the value_info entry comes after those of the values defined before,
-  // and the entry and the graph-output entries carry `type`. Their messages are kept (a pass
-  // adopts a value per parameter): the entry is listed again at the end, its old place retired.
+  // As for a new value, the value_info entry comes after those of the values defined before.
+  // Its message is kept (a pass adopts a value per parameter): the entry is listed again at the
+  // end, its old place retired.
   ++value->info_epoch_;
   if (value->info_ != nullptr) value_infos_.push_back({value->info_, value, value->info_epoch_});
-  SetValueType(value, type);
 }
 
 void Graph::LinkAtEnd(Node* node) {

@@ -128,7 +128,7 @@ void ReadShardable(Candidate& c) {
   c.layout.shape.assign(tensor.dims().begin(), tensor.dims().end());
   c.layout.numel = tensor.numel();
   for (const Value* state : c.slot.states) c.layout.states.emplace_back(state->name());
-  c.new_param_type = c.slot.new_param->type();
+  c.new_param_typed = c.slot.new_param->type().has_value();
 }
 
 bool IsCollective(const Node& node) {

@@ -4,7 +4,6 @@
 #include <atomic>
 #include <cstdint>
 #include <deque>
-#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -33,12 +32,12 @@ struct Candidate {
   // Why the parameter stays whole; empty when it can be sharded.
   std::string whole_reason;
   // When it can be sharded, what the rewrite needs of it, read while sweeping: the parameter's
-  // tensor and type, its layout entry (but for the offset and padding), and the updated
-  // parameter's type.
+  // tensor and type, its layout entry (but for the offset and padding), and whether the updated
+  // parameter has a recorded type.
   const Tensor* tensor = nullptr;
   TensorType param_type;
   LayoutManifest::Param layout;
-  std::optional<TensorType> new_param_type;
+  bool new_param_typed = false;
 };
 
 // Finds every parameter update of a graph. The sweep only reads the graph, so it runs on other

@@ -298,8 +298,11 @@ class ShardingRewriter {
     Annotate(*new_views, OpRole::kOptimize, k);
     for (size_t i = 0; i < members.size(); ++i) {
       Candidate& c = *candidates_[members[i]];
-      graph_.AdoptAsOutput(new_views, c.slot.new_param,
-                           c.new_param_type ? *c.new_param_type : c.param_type);
+      if (c.new_param_typed) {
+        graph_.AdoptAsOutput(new_views, c.slot.new_param);
+      } else {
+        graph_.AdoptAsOutput(new_views, c.slot.new_param, c.param_type);
+      }
       is_sharded_[members[i]] = 1;
     }
     layout_.buckets.push_back(std::move(bucket));

@@ -273,6 +273,33 @@ TEST_F(GraphTest, AdoptAsOutputKeepsReaders) {
   EXPECT_TRUE(Verify(graph_).ok()) << Verify(graph_).message();
 }
 
+// Adopted without a type, a value keeps the one its value_info entry records, and that entry
+// still moves after the entries made before it.
+TEST_F(GraphTest, AdoptAsOutputKeepsRecordedType) {
+  graph_.SetValueType(c_->output(0), Float({2, 2}));
+  graph_.SetValueType(a_->output(0), Float({4}));
+  Value* fused = graph_.AddInput("fused", Float({8}));
+  Node* views = graph_.AddNode("Split", "", {fused}, {}, "views", a_);
+  Value* c_out = c_->output(0);
+  graph_.AdoptAsOutput(views, c_out);
+  EXPECT_EQ(c_out->producer(), views);
+  EXPECT_EQ(c_out->type()->dims, (std::vector<int64_t>{2, 2}));
+  ASSERT_TRUE(
+      graph_
+          .WithModelProto(nullptr,
+                          [&](const onnx::ModelProto& model) {
+                            const onnx::GraphProto& g = model.graph();
+                            EXPECT_EQ(g.node(0).output(0), "c.out");
+                            EXPECT_EQ(g.value_info_size(), 2);
+                            EXPECT_EQ(g.value_info(0).name(), "a.out");
+                            EXPECT_EQ(g.value_info(1).name(), "c.out");
+                            EXPECT_EQ(g.value_info(1).type().tensor_type().shape().dim_size(), 2);
+                            EXPECT_EQ(g.output(0).type().tensor_type().shape().dim_size(), 2);
+                            return Status::Ok();
+                          })
+          .ok());
+}
+
 // --- Import from ONNX messages ------------------------------------------------------------------
 
 std::unique_ptr<ProtoStore> StoreWith(const std::function<void(onnx::GraphProto&)>& fill) {

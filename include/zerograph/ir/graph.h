@@ -210,6 +210,9 @@ class Graph {
   // graph-output entries, takes `type`. A pass that turns each of many parameters into a view of
   // a fused buffer calls this once per parameter. `value` must not be a graph input.
   void AdoptAsOutput(Node* node, Value* value, const TensorType& type);
+  // The same, keeping the type the value's value_info entry records, which it must have: no
+  // message is written.
+  void AdoptAsOutput(Node* node, Value* value);
   // Moves `node` in the schedule to just before / just after `anchor`.
   void MoveBefore(Node* node, Node* anchor);
   void MoveAfter(Node* node, Node* anchor);
@@ -266,6 +269,8 @@ class Graph {
   Node* NewNode();
   // Gives `node` its message, whose name, op type and domain it then reads without a lookup.
   static void AttachProto(Node* node, onnx::NodeProto* proto);
+  // AdoptAsOutput but for the type.
+  void MoveDefinition(Node* node, Value* value);
   void LinkAtEnd(Node* node);
   void LinkBefore(Node* node, Node* anchor);
   void Unlink(Node* node);
