@@ -42,8 +42,10 @@ Status BufferFusion::Fuse(Job& job) {
   job.bytes.reserve(size);
   for (size_t i = 0; i < job.sources.size(); ++i) {
     ZG_ASSIGN_OR_RETURN(std::span<const std::byte> bytes, job.sources[i]->Bytes());
-    job.bytes.append(static_cast<size_t>(job.offsets[i]) * job.element_size - job.bytes.size(),
-                     '\0');
+    const size_t at = static_cast<size_t>(job.offsets[i]) * job.element_size;
+    ZG_RET_CHECK(at >= job.bytes.size() && at + bytes.size() <= size, "tensor '",
+                 job.sources[i]->name(), "' does not fit its place in the fused buffer");
+    job.bytes.append(at - job.bytes.size(), '\0');
     job.bytes.append(reinterpret_cast<const char*>(bytes.data()), bytes.size());
   }
   job.bytes.append(size - job.bytes.size(), '\0');
