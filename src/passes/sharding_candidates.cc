@@ -1,6 +1,7 @@
 #include "passes/sharding_candidates.h"
 
 #include <algorithm>
+#include <limits>
 #include <string_view>
 #include <system_error>
 #include <unordered_map>
@@ -127,8 +128,14 @@ void ReadShardable(Candidate& c) {
   c.layout.name = std::string(c.slot.param->name());
   c.layout.shape.assign(tensor.dims().begin(), tensor.dims().end());
   c.layout.numel = tensor.numel();
-  for (const Value* state : c.slot.states) c.layout.states.emplace_back(state->name());
+  for (const Value* state : c.slot.states) {
+    c.state_tensors.push_back(state->initializer());
+    c.layout.states.emplace_back(state->name());
+  }
   c.new_param_typed = c.slot.new_param->type().has_value();
+  const Node* producer = c.slot.grad->producer();
+  c.grad_producer_key =
+      producer != nullptr ? producer->schedule_key() : std::numeric_limits<int64_t>::min();
 }
 
 bool IsCollective(const Node& node) {

@@ -35,9 +35,13 @@ struct Candidate {
   // tensor and type, its layout entry (but for the offset and padding), and whether the updated
   // parameter has a recorded type.
   const Tensor* tensor = nullptr;
+  std::vector<const Tensor*> state_tensors;
   TensorType param_type;
   LayoutManifest::Param layout;
   bool new_param_typed = false;
+  // The gradient producer's Node::schedule_key() at the sweep (the lowest key when the gradient
+  // has none). The rewrite adds nodes but moves none, so keys read together still compare.
+  int64_t grad_producer_key = 0;
 };
 
 // Finds every parameter update of a graph. The sweep only reads the graph, so it runs on other

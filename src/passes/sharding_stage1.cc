@@ -36,12 +36,6 @@ auto OnTheSide(Task task) {
   }
 }
 
-Node* Latest(Node* a, Node* b) {
-  if (a == nullptr) return b;
-  if (b == nullptr) return a;
-  return a->IsBefore(*b) ? b : a;
-}
-
 class ShardingRewriter {
  public:
   ShardingRewriter(Graph& graph, const ShardingStage1Pass::Options& options, LayoutManifest& layout)
@@ -67,12 +61,11 @@ class ShardingRewriter {
     layout_ = LayoutManifest();
     layout_.nranks = options_.nranks;
     std::vector<std::vector<size_t>> buckets = FormBuckets();
+    // Candidates are in their optimizers' schedule order, and members in candidate order.
     for (const std::vector<size_t>& bucket : buckets) {
-      for (size_t member : bucket) {
-        Node* optimizer = candidates_[member]->optimizer;
-        if (first_sharded_update_ == nullptr || optimizer->IsBefore(*first_sharded_update_)) {
-          first_sharded_update_ = optimizer;
-        }
+      Node* optimizer = candidates_[bucket.front()]->optimizer;
+      if (first_sharded_update_ == nullptr || optimizer->IsBefore(*first_sharded_update_)) {
+        first_sharded_update_ = optimizer;
       }
     }
     for (size_t k = 0; k < buckets.size(); ++k) {
@@ -193,7 +186,7 @@ class ShardingRewriter {
       std::vector<const Tensor*> states;
       states.reserve(members.size());
       for (size_t member : members) {
-        states.push_back(candidates_[member]->slot.states[static_cast<size_t>(s)]->initializer());
+        states.push_back(candidates_[member]->state_tensors[static_cast<size_t>(s)]);
       }
       const DataType state_dtype = states.front()->dtype();
       Value* state = graph_.AddInitializer(StrCat(prefix, ".state", s), state_dtype,
@@ -218,12 +211,15 @@ class ShardingRewriter {
 
     // Gradients are fused and reduce-scattered once backward has produced them all.
     Node* latest_grad = nullptr;
-    Node* first_update = nullptr;
+    int64_t latest_grad_key = std::numeric_limits<int64_t>::min();
     for (size_t member : members) {
-      latest_grad = Latest(latest_grad, candidates_[member]->slot.grad->producer());
-      Node* optimizer = candidates_[member]->optimizer;
-      if (first_update == nullptr || optimizer->IsBefore(*first_update)) first_update = optimizer;
+      const Candidate& c = *candidates_[member];
+      if (c.grad_producer_key > latest_grad_key) {
+        latest_grad_key = c.grad_producer_key;
+        latest_grad = c.slot.grad->producer();
+      }
     }
+    Node* first_update = lead.optimizer;
     Node* comm_before = first_sharded_update_;
     if (latest_grad != nullptr && !latest_grad->IsBefore(*comm_before))
       comm_before = latest_grad->next();
