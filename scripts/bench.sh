@@ -184,23 +184,43 @@ Where the time goes (perf, callgrind and phase timers, 2026-11-30), and what is 
   1285-1393 ms with 585 buckets. Passes / bare round trip went from 1.62x, 1.43x, 1.39x, 1.16x to
   0.86-1.05x (warm process, quiet machine), and is 0.5-0.65x in this table's fresh processes. The
   passes take what they took; the bare round trip they are divided by is longer in a fresh
-  process (first touch of all its memory). Still **about 2x over the goal of 0.3x**.
-- What is left at 1M nodes (phase timers in rewrite-graph, one bucket, load 3; 1.8 s): finding the
-  candidates about 30% (per parameter about twenty cache misses: the update node, its inputs and
-  their tensors and messages, the gradient chain, and a sweep of all 1M nodes), the fused buffers
-  ~11% (237 MB of fresh pages: three buffers of 79 MB, every parameter padded from 16 to 128
-  elements; page faults are slow in this VM, and in the bench process the 585-bucket case reuses
-  freed heap pages while one bucket's 79 MB buffers are always new mappings, which is most of the
-  gap between the two rows), adopting the updated parameters ~14% and the parameters ~7% (each
-  needs a new value_info message, for the output to stay the same), erasing the per-parameter
-  updates and states ~13% (name-index erasures), reading the spec ~11%, the layout JSON and the
-  binding ~6%. Huge pages for the fused buffers (`MADV_HUGEPAGE`) were tried and dropped: direct
-  compaction made them 2-3x slower in the bench process.
-- Growth for 10x the nodes: 8.8-14.6x over the runs, where the bare round trip itself grew 13-14x
-  on the loaded machine (10-12x in the quiet runs of this afternoon, within issue 3's 11x in this
-  table); the one-bucket row varies most (the page faults above). Nothing is
-  superlinear: per-bucket work is constant or proportional to the bucket's parameters (585 buckets
-  cost less than one), and every edit is O(1).
+  process (first touch of all its memory). That left the passes about 2x over the goal of 0.3x.
+- Third round (commits 4203e64 to b37c40b), where the goal was reached at 1M nodes:
+  - Sweeps in memory order: `Graph::stored_nodes()` reads the nodes where they lie, 30 ms for 1M
+    nodes against 115 ms along the schedule's links. The pass's two sweeps (the check for
+    collectives, the candidates) became one, and overlap finds its bucket nodes this way.
+  - Candidates found on several threads (`CandidateSweep`): slots, gradient chains, bucket keys,
+    reasons to stay whole and layout entries are read in slices of 10k nodes, claimed one at a
+    time (the optimizer nodes are bunched at the end of the graph: with two equal halves one
+    thread had all the work), while the pass's own thread reads the spec; then the candidates are
+    put in schedule order.
+  - The fused buffers are filled on a worker thread (`BufferFusion`) while the graph is edited,
+    each byte written once (before: zeroed, then copied). The layout JSON is written on another
+    thread while the per-parameter updates are erased.
+  - The name index keeps each item's hash in the item and erases by item: no name is read.
+    Erasing the updates and states: 220 -> 110 ms.
+  - `AdoptAsOutput` reuses value_info messages: none is made per updated parameter, and none is
+    written when its type is kept.
+  - overlap walks the gradient chains on several threads before it moves any node.
+  - The output is byte-for-byte what it was (models/*.onnx and the 100k-node graph, several rank
+    counts and bucket limits, with and without --overlap).
+  - At 1M nodes, sharding-stage1 went from 1.65-1.68 s to 0.74-0.77 s and overlap from 0.16 s to
+    0.09-0.11 s. Passes / bare round trip went from 0.57-0.58x to 0.27-0.28x (first run after the
+    change, same method as this table). At 100k nodes it is 0.30-0.32x: fixed costs weigh more.
+  - The CPU time of the passes is 0.47-0.49x that of the bare round trip: the threads hide about
+    40% of the passes' time. On a machine whose cores are busy, the ratio goes towards the CPU
+    column, and the goal is missed there.
+- What is left at 1M nodes (perf, the pass's own thread, about 0.85 s of CPU):
+  - rewriting the buckets ~25%: a value_info message per parameter that becomes a view, a use per
+    gradient on the coalesce node, the layout entries;
+  - its share of the candidate sweep, the sort into schedule order and the checks ~20%;
+  - erasing the per-parameter updates ~18%: a use removed per input, each user list a cache miss;
+  - reading the spec ~16%: 923k names resolved and copied;
+  - the layout JSON ~10%, on the other thread.
+- Growth for 10x the nodes: 8.7x in the first run after the third round (8.8-14.6x over the
+  earlier runs, where the bare round trip itself grew 13-14x on the loaded machine). Nothing is
+  superlinear: per-bucket work is constant or proportional to the bucket's parameters (585
+  buckets cost about what one does), and every edit is O(1).
 - Before this work the rewrite was quadratic in places (renames and output replacements scanned
   every graph output; erasing an update searched the learning rate's user list; every unscale node
   scanned the whole state binding and the shared constant's user list) and slow in others (the
