@@ -3,7 +3,10 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <functional>
 #include <thread>
+
+#include "zerograph/core/status.h"
 
 namespace zerograph {
 
@@ -15,6 +18,10 @@ inline int ThreadsFor(size_t units, size_t units_per_thread) {
   return static_cast<int>(
       std::clamp<size_t>(units / units_per_thread, 1, std::min(cores, kMaxThreads)));
 }
+
+// Runs `task(i)` for every i in [0, count) on up to `threads` threads, the caller's among them,
+// each taking the next i as it finishes one; returns the first error, after which no new i starts.
+Status ParallelFor(size_t count, int threads, const std::function<Status(size_t)>& task);
 
 }  // namespace zerograph
 

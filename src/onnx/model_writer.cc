@@ -1,20 +1,16 @@
 #include "onnx/model_writer.h"
 
 #include <algorithm>
-#include <atomic>
 #include <climits>
 #include <cstdint>
-#include <functional>
-#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
-#include <system_error>
-#include <thread>
 #include <vector>
 
 #include <onnx/onnx_pb.h>
 
+#include "core/parallelism.h"
 #include "onnx/wire_format.h"
 
 namespace zerograph {
@@ -92,35 +88,6 @@ size_t VarintSize(uint64_t value) {
   size_t size = 1;
   for (; value >= 0x80; value >>= 7) ++size;
   return size;
-}
-
-// Runs `task(i)` for every i in [0, count) on up to `threads` threads; returns the first error.
-Status ParallelFor(size_t count, int threads, const std::function<Status(size_t)>& task) {
-  std::atomic<size_t> next{0};
-  std::atomic<bool> failed{false};
-  std::mutex error_mutex;
-  Status error;
-  auto run = [&] {
-    for (size_t i; !failed.load(std::memory_order_relaxed) &&
-                   (i = next.fetch_add(1, std::memory_order_relaxed)) < count;) {
-      Status status = task(i);
-      if (!status.ok()) {
-        std::lock_guard<std::mutex> lock(error_mutex);
-        if (!failed.exchange(true)) error = std::move(status);
-      }
-    }
-  };
-  std::vector<std::thread> workers;
-  for (int t = 1; t < threads && static_cast<size_t>(t) < count; ++t) {
-    try {
-      workers.emplace_back(run);
-    } catch (const std::system_error&) {
-      break;  // no more threads to be had: the others, and this one, do it all
-    }
-  }
-  run();
-  for (std::thread& worker : workers) worker.join();
-  return error;
 }
 
 // Sizes `chunk`, caching every message's size for the serializer.

@@ -1,8 +1,5 @@
 #include "zerograph/passes/gradient_chain.h"
 
-#include <system_error>
-#include <thread>
-
 #include "core/parallelism.h"
 #include "zerograph/core/str_cat.h"
 #include "zerograph/ir/node.h"
@@ -75,19 +72,13 @@ std::vector<GradientChain> FindGradientChains(std::span<const Value* const> grad
       chains[i] = FindGradientChain(*gradients[i], &cache);
     }
   };
-  const auto parts = static_cast<size_t>(ThreadsFor(gradients.size(), kGradientsPerThread));
-  std::vector<std::thread> workers;
-  size_t part = 1;
-  for (; part < parts; ++part) {
-    try {
-      workers.emplace_back(walk, part, parts);
-    } catch (const std::system_error&) {
-      break;  // no more threads to be had: this one walks the rest
-    }
-  }
-  walk(0, parts);
-  for (; part < parts; ++part) walk(part, parts);
-  for (std::thread& worker : workers) worker.join();
+  const int threads = ThreadsFor(gradients.size(), kGradientsPerThread);
+  const auto parts = static_cast<size_t>(threads);
+  const Status walked = ParallelFor(parts, threads, [&](size_t part) {
+    walk(part, parts);
+    return Status::Ok();
+  });
+  ZG_CHECK(walked.ok(), "a gradient chain walk cannot fail: ", walked.ToString());
   return chains;
 }
 

@@ -79,16 +79,14 @@ StatusOr<bool> OverlapPass::RunImpl(Graph& graph) {
   }
   for (const Node* node : all_reduces) gradients.push_back(node->input(0));
   const std::vector<GradientChain> chains = FindGradientChains(gradients);
-  size_t next_chain = 0;
 
   int64_t moved = 0;
   int64_t declined = 0;
   std::string declines;
-  // Moves the next gradient's chain right after its backward op; returns where the gradient is
-  // ready.
-  auto make_ready_early = [&]() -> Node* {
-    const Value* gradient = gradients[next_chain];
-    const GradientChain& found = chains[next_chain++];
+  // Moves gradient g's chain right after its backward op; returns where the gradient is ready.
+  auto make_ready_early = [&](size_t g) -> Node* {
+    const Value* gradient = gradients[g];
+    const GradientChain& found = chains[g];
     if (found.backward_op == nullptr) {
       ++declined;
       declines += StrCat("    gradient '", gradient->name(), "' stays: ", found.stop_reason, "\n");
@@ -106,10 +104,11 @@ StatusOr<bool> OverlapPass::RunImpl(Graph& graph) {
     return anchor;
   };
 
+  size_t g = 0;  // gradients[] and chains[] are in the order of the loops below
   for (auto& [id, bucket] : buckets) {
     Node* latest = nullptr;
     for (size_t i = 0; i < bucket.coalesce->num_inputs(); ++i) {
-      Node* ready = make_ready_early();
+      Node* ready = make_ready_early(g++);
       if (ready != nullptr && (latest == nullptr || latest->IsBefore(*ready))) latest = ready;
     }
     if (latest != nullptr) {
@@ -124,7 +123,7 @@ StatusOr<bool> OverlapPass::RunImpl(Graph& graph) {
         kAfterPreviousStepAttr, std::vector<std::string>{std::string(bucket.all_gather->name())});
   }
   for (Node* node : all_reduces) {
-    Node* ready = make_ready_early();
+    Node* ready = make_ready_early(g++);
     if (ready != nullptr) graph.MoveAfter(node, ready);
     node->SetStream(kCommStream);
   }
