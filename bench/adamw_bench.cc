@@ -122,7 +122,7 @@ StatusOr<Case> MakeCase(const std::string& label, const Options& options, Device
   std::vector<const TensorSpec*> spec_ptrs;
   for (const TensorSpec& spec : specs) spec_ptrs.push_back(&spec);
   ZG_ASSIGN_OR_RETURN(std::vector<OutputInfo> infos,
-                      c.kernel->InferOutputs(ShapeContext{spec_ptrs, {}}));
+                      c.kernel->InferOutputs(ShapeContext{node, spec_ptrs, {}}));
   // The executor updates X, M and V in place; check the kernel still allows it.
   const int expected_in_place[] = {2, 4, 5};
   ZG_RET_CHECK(infos.size() == 3, "AdamW has ", infos.size(), " outputs");

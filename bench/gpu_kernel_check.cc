@@ -175,6 +175,7 @@ std::vector<Case> CasesFor(const KernelKey& key, Inputs& in) {
     return {Case{"[4099], [4099]", {in.Random(d, {4099}), in.Random(d, {4099})}}};
   if (op == "Relu" || op == "Neg") return {Case{"[4099]", {in.Random(d, {4099}, -100, 100)}}};
   if (op == "Sqrt") return {Case{"[4099]", {in.Random(d, {4099}, 0, 100)}}};
+  if (op == "Sin") return {Case{"[4099]", {in.Random(d, {4099}, -10, 10)}}};
   if (op == "Cast") {
     std::vector<Case> cases;
     for (DataType to :
@@ -348,7 +349,9 @@ StatusOr<std::vector<DeviceTensor>> RunOn(const KernelRegistry& registry, Side& 
                       registry.CreateKernel(node, device.type(), dtypes));
   std::vector<DeviceTensor> placed(inputs.size());
   std::vector<const TensorSpec*> spec_ptrs;
-  std::vector<const DeviceTensor*> input_ptrs, values;
+  std::vector<const DeviceTensor*> input_ptrs;
+  std::vector<HostValue> host_values(inputs.size());
+  std::vector<const HostValue*> values;
   for (size_t i = 0; i < inputs.size(); ++i) {
     const std::vector<int>& host = kernel->host_inputs();
     const bool on_host = std::find(host.begin(), host.end(), static_cast<int>(i)) != host.end();
@@ -362,10 +365,11 @@ StatusOr<std::vector<DeviceTensor>> RunOn(const KernelRegistry& registry, Side& 
     }
     spec_ptrs.push_back(&specs[i]);
     input_ptrs.push_back(&placed[i]);
-    values.push_back(on_host ? &placed[i] : nullptr);
+    if (on_host) host_values[i] = placed[i].host_value();
+    values.push_back(on_host ? &host_values[i] : nullptr);
   }
   ZG_ASSIGN_OR_RETURN(std::vector<OutputInfo> infos,
-                      kernel->InferOutputs(ShapeContext{spec_ptrs, values}));
+                      kernel->InferOutputs(ShapeContext{&node, spec_ptrs, values}));
   std::vector<DeviceTensor> outputs;
   for (const OutputInfo& info : infos) {
     ZG_ASSIGN_OR_RETURN(DeviceTensor out,

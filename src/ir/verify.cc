@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "zerograph/ir/graph.h"
+#include "zerograph/ir/op_contract.h"
 
 namespace zerograph {
 namespace {
@@ -30,70 +31,10 @@ Status CheckUsers(const Value& value) {
   return Status::Ok();
 }
 
-Status RequireInt(const Node& node, std::string_view attr) {
-  ZG_RETURN_IF_NOT(node.GetInt(attr).has_value(), Label(node), ": needs INT attribute '", attr,
-                   "'");
-  return Status::Ok();
-}
-
-Status RequireInts(const Node& node, std::string_view attr, size_t count) {
-  std::optional<std::span<const int64_t>> values = node.GetInts(attr);
-  ZG_RETURN_IF_NOT(values.has_value(), Label(node), ": needs INTS attribute '", attr, "'");
-  ZG_RETURN_IF_NOT(values->size() == count, Label(node), ": attribute '", attr, "' has ",
-                   values->size(), " entries, expected ", count);
-  return Status::Ok();
-}
-
-// Arity and attributes of our own operators, which no ONNX schema checks.
-Status CheckZerographOp(const Node& node) {
-  const std::string_view op = node.op_type();
-  const size_t in = node.num_inputs();
-  const size_t out = node.num_outputs();
-  auto arity = [&](bool ok, std::string_view expected) -> Status {
-    ZG_RETURN_IF_NOT(ok, Label(node), ": has ", in, " inputs and ", out, " outputs, expected ",
-                     expected);
-    return Status::Ok();
-  };
-  if (op == "CoalesceTensors") {
-    ZG_RETURN_IF_ERROR(arity(in >= 1 && out == 1, "tensors... -> fused"));
-    ZG_RETURN_IF_ERROR(RequireInts(node, "offsets", in));
-    ZG_RETURN_IF_ERROR(RequireInts(node, "numels", in));
-    return RequireInt(node, "total");
-  }
-  if (op == "TensorViews") {
-    ZG_RETURN_IF_ERROR(arity(in == 1 && out >= 1, "fused -> tensors..."));
-    return RequireInts(node, "offsets", out);
-  }
-  if (op == "LocalShard" || op == "AllReduce") {
-    return arity(in == 1 && out == 1, "x -> y");
-  }
-  if (op == "ReduceScatter") {
-    ZG_RETURN_IF_ERROR(arity(in == 1 && out == 1, "fused -> shard"));
-    ZG_RETURN_IF_ERROR(RequireInt(node, "nranks"));
-    std::optional<std::string_view> reduce = node.GetString("reduce_op");
-    ZG_RETURN_IF_NOT(!reduce || *reduce == "sum" || *reduce == "avg", Label(node),
-                     ": reduce_op must be 'sum' or 'avg', not '", *reduce, "'");
-    return Status::Ok();
-  }
-  if (op == "AllGather") {
-    ZG_RETURN_IF_ERROR(arity(in >= 1 && out == 1, "shard, deps... -> fused"));
-    return RequireInt(node, "nranks");
-  }
-  if (op == "Nop") return arity(in >= 1 && out == 1, "x, deps... -> x");
-  if (op == "AdamW") {
-    return arity(in >= 6 && (in - 2) % 4 == 0 && out == (in - 2) / 4 * 3,
-                 "(lr, step, X1..Xn, G1..Gn, M1..Mn, V1..Vn) -> (X'.., M'.., V'..)");
-  }
-  if (op == "SGD") {
-    return arity(in >= 3 && (in - 1) % 2 == 0 && out == (in - 1) / 2,
-                 "(lr, X1..Xn, G1..Gn) -> (X1'..Xn')");
-  }
-  return Status::Ok();
-}
-
 }  // namespace
 
 Status Verify(const Graph& graph) {
+  const OpContracts& contracts = OpContracts::Get();
   std::vector<char> defined(static_cast<size_t>(graph.value_id_bound()), 0);
   // Input edges per value: CheckUsers shows every listed use is an edge; equal counts then show
   // every edge is listed (a linear check; searching the use list per edge is quadratic for values
@@ -178,7 +119,10 @@ Status Verify(const Graph& graph) {
                          output->name(), "' is defined more than once");
         ZG_RETURN_IF_ERROR(define(output));
       }
-      if (node->domain() == kZerographDomain) ZG_RETURN_IF_ERROR(CheckZerographOp(*node));
+      if (const OpContract* contract =
+              contracts.Find(node->domain(), node->op_type(), graph.OpsetVersion(node->domain()))) {
+        ZG_RETURN_IF_ERROR(CheckNodeAgainstContract(*node, *contract));
+      }
     }
     chunk.clear();
     return Status::Ok();

@@ -13,10 +13,6 @@ int64_t NumElements(std::span<const int64_t> shape) {
   return n;
 }
 
-std::string ShapeToString(std::span<const int64_t> shape) {
-  return StrCat("[", StrJoin(shape, ","), "]");
-}
-
 Shape ContiguousStrides(std::span<const int64_t> shape) {
   Shape strides(shape.size());
   int64_t stride = 1;

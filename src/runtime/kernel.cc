@@ -17,7 +17,8 @@ OpKernel::OpKernel(const KernelInfo& info)
       nranks_(info.nranks),
       num_inputs_(info.node->num_inputs()),
       num_outputs_(info.node->num_outputs()),
-      host_inputs_(info.host_inputs) {}
+      host_inputs_(info.host_inputs),
+      contract_(info.contract) {}
 
 std::string OpKernel::Describe() const {
   return StrCat("node '", node_name_, "' (", op_type_, ")");
@@ -28,11 +29,20 @@ StatusOr<std::vector<OutputInfo>> OpKernel::InferOutputs(const ShapeContext& ctx
     return InvalidArgumentError(StrCat(Describe(), ": shape inference got ", ctx.inputs.size(),
                                        " inputs, the node has ", num_inputs_));
   }
-  StatusOr<std::vector<OutputInfo>> outputs = InferOutputsImpl(ctx);
-  if (!outputs.ok()) return std::move(outputs).status().WithContext(Describe());
-  ZG_RET_CHECK(outputs->size() == num_outputs_, Describe(), " inferred ", outputs->size(),
+  ZG_RET_CHECK(contract_ != nullptr, Describe(), ": kernel made without an op contract");
+  StatusOr<std::vector<TensorSpec>> specs = contract_->infer(ctx);
+  if (!specs.ok()) return std::move(specs).status().WithContext(Describe());
+  ZG_RET_CHECK(specs->size() == num_outputs_, Describe(), " inferred ", specs->size(),
                " outputs for ", num_outputs_);
+  std::vector<OutputInfo> outputs;
+  outputs.reserve(specs->size());
+  for (TensorSpec& spec : *specs) outputs.emplace_back(std::move(spec));
+  ZG_RETURN_IF_ERROR(PlanOutputs(ctx, outputs).WithContext(Describe()));
   return outputs;
+}
+
+Status OpKernel::PlanOutputs(const ShapeContext&, std::span<OutputInfo>) const {
+  return Status::Ok();
 }
 
 Status OpKernel::Compute(const KernelContext& ctx) const {

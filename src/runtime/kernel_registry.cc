@@ -1,20 +1,51 @@
 #include "zerograph/runtime/kernel_registry.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "zerograph/core/str_cat.h"
 #include "zerograph/ir/node.h"
+#include "zerograph/ir/op_contract.h"
 
 namespace zerograph::runtime {
 namespace {
 
-// ONNX spells its default domain both ways.
-std::string_view NormalizeDomain(std::string_view domain) {
-  return domain == "ai.onnx" ? std::string_view() : domain;
-}
-
 std::string OpName(std::string_view domain, std::string_view op_type) {
   return domain.empty() ? std::string(op_type) : StrCat(domain, "::", op_type);
+}
+
+// Checks `def` against every version of its op's contract: each must allow every dtype the kernel
+// claims for its type input. Adds the contract's host-read inputs to the def's.
+Status CheckAgainstContract(KernelDef& def, const std::string& name) {
+  const OpContract* newest = OpContracts::Get().Find(def.domain, def.op_type);
+  ZG_RET_CHECK(newest != nullptr, "kernel ", name, " on ", DeviceTypeName(def.device),
+               " is registered for an op without a contract (src/ir/contracts/)");
+  for (const OpContract* contract : OpContracts::Get().All()) {
+    if (contract->domain != newest->domain || contract->name != newest->name) continue;
+    if (def.type_input >= 0) {
+      const OpFormal* formal = contract->InputFormal(static_cast<size_t>(def.type_input));
+      const TypeConstraint* constraint =
+          formal != nullptr ? contract->FindConstraint(formal->type) : nullptr;
+      ZG_RET_CHECK(constraint != nullptr, "kernel ", name, " selects by input ", def.type_input,
+                   ", which ", contract->ToString(), " does not type");
+      for (DataType dtype : def.dtypes) {
+        ZG_RET_CHECK(std::find(constraint->allowed.begin(), constraint->allowed.end(), dtype) !=
+                         constraint->allowed.end(),
+                     "kernel ", name, " on ", DeviceTypeName(def.device), " is registered for ",
+                     DataTypeName(dtype), ", which ", contract->ToString(), " forbids for '",
+                     formal->name, "'");
+      }
+    }
+    for (size_t i = 0; i < contract->inputs.size(); ++i) {
+      const int index = static_cast<int>(i);
+      if (contract->inputs[i].host && std::find(def.host_inputs.begin(), def.host_inputs.end(),
+                                                index) == def.host_inputs.end()) {
+        def.host_inputs.push_back(index);
+      }
+    }
+  }
+  std::sort(def.host_inputs.begin(), def.host_inputs.end());
+  return Status::Ok();
 }
 
 }  // namespace
@@ -24,6 +55,7 @@ Status KernelRegistry::Register(KernelDef def) {
   const std::string name = OpName(def.domain, def.op_type);
   ZG_RET_CHECK(def.factory != nullptr, "kernel ", name, " registered without a factory");
   ZG_RET_CHECK(!def.dtypes.empty(), "kernel ", name, " registered for no dtype");
+  ZG_RETURN_IF_ERROR(CheckAgainstContract(def, name));
   OpEntry& entry = ops_[OpKey(def.domain, def.op_type, def.device)];
   if (entry.by_dtype.empty()) {
     entry.type_input = def.type_input;
@@ -50,7 +82,7 @@ const KernelDef* KernelRegistry::Find(std::string_view domain, std::string_view 
 
 StatusOr<std::unique_ptr<OpKernel>> KernelRegistry::CreateKernel(
     const Node& node, DeviceType device, std::span<const DataType> input_dtypes, int rank,
-    int nranks) const {
+    int nranks, std::optional<int64_t> opset_version) const {
   const std::string name = OpName(node.domain(), node.op_type());
   const std::string where = StrCat("node '", node.name(), "' (", name, ")");
   ZG_RET_CHECK(input_dtypes.size() == node.num_inputs(), where, ": ", input_dtypes.size(),
@@ -78,7 +110,13 @@ StatusOr<std::unique_ptr<OpKernel>> KernelRegistry::CreateKernel(
                                 " with ", DataTypeName(dtype), " input ", entry.type_input,
                                 " (registered: ", StrJoin(names, ", "), ")"));
   }
-  KernelInfo info{&node, device, dtype, rank, nranks, entry.host_inputs};
+  const OpContract* contract =
+      OpContracts::Get().Find(node.domain(), node.op_type(), opset_version);
+  if (contract == nullptr) {
+    return NotFoundError(StrCat(where, ": ", name, " at opset ", opset_version.value_or(0),
+                                " is older than every version zerograph implements"));
+  }
+  KernelInfo info{&node, device, dtype, rank, nranks, entry.host_inputs, contract};
   StatusOr<std::unique_ptr<OpKernel>> kernel = def->second.factory(info);
   if (!kernel.ok()) return std::move(kernel).status().WithContext(where);
   ZG_RET_CHECK(*kernel != nullptr, where, ": factory returned no kernel");

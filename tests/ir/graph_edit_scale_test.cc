@@ -47,7 +47,7 @@ TEST(GraphEditScaleTest, RewiredUsesCanBeErased) {
   Value* b = graph.AddInput("b", Float({}));
   std::vector<Node*> nodes;
   for (int i = 0; i < 100; ++i) {
-    nodes.push_back(graph.AddNode("Add", "", {a, b}, {StrCat("o", i)}));
+    nodes.push_back(graph.AddNode("Sum", "", {a, b}, {StrCat("o", i)}));  // variadic
   }
   for (int i = 0; i < 100; i += 3) graph.SetInput(nodes[i], 0, b);
   for (int i = 1; i < 100; i += 3) graph.AppendInput(nodes[i], a);

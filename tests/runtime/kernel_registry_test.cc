@@ -20,9 +20,6 @@ class NullKernel final : public OpKernel {
   using OpKernel::OpKernel;
 
  protected:
-  StatusOr<std::vector<OutputInfo>> InferOutputsImpl(const ShapeContext&) const override {
-    return std::vector<OutputInfo>(num_outputs());
-  }
   Status ComputeImpl(const KernelContext&) const override { return Status::Ok(); }
 };
 
@@ -34,26 +31,76 @@ StatusOr<std::unique_ptr<OpKernel>> MakeNull(const KernelInfo& info) {
 TEST(KernelRegistryTest, DuplicateKeyIsRefused) {
   KernelRegistry registry;
   ASSERT_TRUE(
-      registry.Register({"", "Foo", DeviceType::kCpu, {DataType::kFloat32}, 0, {}, MakeNull}).ok());
+      registry.Register({"", "Relu", DeviceType::kCpu, {DataType::kFloat32}, 0, {}, MakeNull})
+          .ok());
   Status status =
-      registry.Register({"", "Foo", DeviceType::kCpu, {DataType::kFloat32}, 0, {}, MakeNull});
+      registry.Register({"", "Relu", DeviceType::kCpu, {DataType::kFloat32}, 0, {}, MakeNull});
   EXPECT_EQ(status.code(), StatusCode::kInternal);
   EXPECT_NE(status.message().find("registered twice"), std::string_view::npos);
   // Another dtype of the same op is fine; "ai.onnx" is the default domain.
   EXPECT_TRUE(
-      registry.Register({"ai.onnx", "Foo", DeviceType::kCpu, {DataType::kFloat16}, 0, {}, MakeNull})
+      registry
+          .Register({"ai.onnx", "Relu", DeviceType::kCpu, {DataType::kFloat16}, 0, {}, MakeNull})
           .ok());
-  EXPECT_NE(registry.Find("", "Foo", DeviceType::kCpu, DataType::kFloat16), nullptr);
-  EXPECT_EQ(registry.Find("", "Foo", DeviceType::kCuda, DataType::kFloat16), nullptr);
+  EXPECT_NE(registry.Find("", "Relu", DeviceType::kCpu, DataType::kFloat16), nullptr);
+  EXPECT_EQ(registry.Find("", "Relu", DeviceType::kCuda, DataType::kFloat16), nullptr);
 }
 
 // Kernels of one op must agree on which input picks the dtype.
 TEST(KernelRegistryTest, DisagreeingTypeInputIsRefused) {
   KernelRegistry registry;
   ASSERT_TRUE(
-      registry.Register({"", "Foo", DeviceType::kCpu, {DataType::kFloat32}, 0, {}, MakeNull}).ok());
-  EXPECT_FALSE(
-      registry.Register({"", "Foo", DeviceType::kCpu, {DataType::kFloat16}, 1, {}, MakeNull}).ok());
+      registry.Register({"", "Add", DeviceType::kCpu, {DataType::kFloat32}, 0, {}, MakeNull}).ok());
+  Status status =
+      registry.Register({"", "Add", DeviceType::kCpu, {DataType::kFloat16}, 1, {}, MakeNull});
+  EXPECT_NE(status.message().find("disagree"), std::string_view::npos) << status.ToString();
+}
+
+// Every kernel implements an op contract: a kernel for an op without one is refused.
+TEST(KernelRegistryTest, KernelWithoutContractIsRefused) {
+  KernelRegistry registry;
+  Status status =
+      registry.Register({"", "Foo", DeviceType::kCpu, {DataType::kFloat32}, 0, {}, MakeNull});
+  EXPECT_EQ(status.code(), StatusCode::kInternal);
+  EXPECT_NE(status.message().find("without a contract"), std::string_view::npos)
+      << status.ToString();
+}
+
+// A kernel may claim only dtypes its contract allows (Sqrt is for floats), on every device.
+TEST(KernelRegistryTest, KernelForForbiddenDtypeIsRefused) {
+  KernelRegistry registry;
+  for (DeviceType device : {DeviceType::kCpu, DeviceType::kCuda}) {
+    Status status = registry.Register(
+        {"", "Sqrt", device, {DataType::kFloat32, DataType::kInt32}, 0, {}, MakeNull});
+    EXPECT_EQ(status.code(), StatusCode::kInternal);
+    EXPECT_NE(status.message().find("int32, which Sqrt-6 forbids"), std::string_view::npos)
+        << status.ToString();
+  }
+  EXPECT_TRUE(
+      registry.Register({"", "Sqrt", DeviceType::kCpu, {DataType::kFloat32}, 0, {}, MakeNull})
+          .ok());
+}
+
+// The contract's host-read inputs reach the kernel without the registration naming them.
+TEST(KernelRegistryTest, HostInputsComeFromTheContract) {
+  KernelRunner runner;
+  const KernelDef* reshape =
+      runner.registry().Find("", "Reshape", DeviceType::kCpu, DataType::kFloat32);
+  ASSERT_NE(reshape, nullptr);
+  EXPECT_EQ(reshape->host_inputs, std::vector<int>{1});
+}
+
+// Every op contract has a CPU kernel: a contract is a promise that the op runs.
+TEST(KernelRegistryTest, EveryContractHasACpuKernel) {
+  KernelRunner runner;
+  const std::vector<KernelKey> keys = runner.registry().Keys();
+  for (const OpContract* contract : OpContracts::Get().All()) {
+    const bool found = std::any_of(keys.begin(), keys.end(), [&](const KernelKey& key) {
+      return key.domain == contract->domain && key.op_type == contract->name &&
+             key.device == DeviceType::kCpu;
+    });
+    EXPECT_TRUE(found) << contract->ToString() << " has no CPU kernel";
+  }
 }
 
 // An op without a kernel is NotFound naming the node and op; a dtype without one also lists the
@@ -90,6 +137,21 @@ TEST(KernelRegistryTest, BadAttributeFailsAtCreation) {
   EXPECT_NE(kernel.status().message().find("'to'"), std::string_view::npos);
   EXPECT_NE(kernel.status().message().find(std::string(node->name())), std::string_view::npos);
 }
+
+#if ZG_WITH_CUDA
+// The CUDA list passes the same contract checks (no GPU needed to register) and covers every op
+// the CPU runs, so a graph that runs on the CPU runs on a GPU.
+TEST(KernelRegistryTest, CudaKernelsMatchTheirContractsAndTheCpuList) {
+  KernelRegistry registry;
+  Status status = RegisterCudaKernels(registry);
+  ASSERT_TRUE(status.ok()) << status.ToString();
+  KernelRunner runner;
+  for (const KernelKey& key : runner.registry().Keys()) {
+    EXPECT_NE(registry.Find(key.domain, key.op_type, DeviceType::kCuda, key.dtype), nullptr)
+        << key.op_type << " " << DataTypeName(key.dtype);
+  }
+}
+#endif
 
 // The CPU list covers every op the models and the rewrite use, for the dtypes DESIGN asks.
 TEST(KernelRegistryTest, CpuKernelsCoverTheTrainingOps) {

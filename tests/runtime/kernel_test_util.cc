@@ -92,12 +92,14 @@ StatusOr<std::vector<OutputInfo>> KernelRunner::Infer(const Node& node,
   ZG_ASSIGN_OR_RETURN(std::unique_ptr<OpKernel> kernel,
                       registry_.CreateKernel(node, DeviceType::kCpu, dtypes, rank_, nranks_));
   std::vector<const TensorSpec*> spec_ptrs;
-  std::vector<const DeviceTensor*> values;
+  std::vector<HostValue> host_values(inputs.size());
+  std::vector<const HostValue*> values;
   for (size_t i = 0; i < inputs.size(); ++i) {
     spec_ptrs.push_back(inputs[i].empty() ? nullptr : &specs[i]);
-    values.push_back(inputs[i].empty() ? nullptr : &inputs[i]);
+    if (!inputs[i].empty()) host_values[i] = inputs[i].host_value();
+    values.push_back(inputs[i].empty() ? nullptr : &host_values[i]);
   }
-  return kernel->InferOutputs(ShapeContext{spec_ptrs, values});
+  return kernel->InferOutputs(ShapeContext{&node, spec_ptrs, values, nranks_});
 }
 
 StatusOr<std::vector<DeviceTensor>> KernelRunner::Run(const Node& node,
@@ -113,17 +115,19 @@ StatusOr<std::vector<DeviceTensor>> KernelRunner::Run(const Node& node,
                       registry_.CreateKernel(node, DeviceType::kCpu, dtypes, rank_, nranks_));
   std::vector<const TensorSpec*> spec_ptrs;
   std::vector<const DeviceTensor*> input_ptrs;
-  std::vector<const DeviceTensor*> values;
+  std::vector<HostValue> host_values(inputs.size());
+  std::vector<const HostValue*> values;
   for (size_t i = 0; i < inputs.size(); ++i) {
     spec_ptrs.push_back(inputs[i].empty() ? nullptr : &specs[i]);
     input_ptrs.push_back(inputs[i].empty() ? nullptr : &inputs[i]);
     // Only host inputs are offered, as the executor will.
     bool host = false;
     for (int h : kernel->host_inputs()) host |= static_cast<size_t>(h) == i;
-    values.push_back(host ? input_ptrs.back() : nullptr);
+    if (host && input_ptrs.back() != nullptr) host_values[i] = inputs[i].host_value();
+    values.push_back(host && input_ptrs.back() != nullptr ? &host_values[i] : nullptr);
   }
   ZG_ASSIGN_OR_RETURN(std::vector<OutputInfo> infos,
-                      kernel->InferOutputs(ShapeContext{spec_ptrs, values}));
+                      kernel->InferOutputs(ShapeContext{&node, spec_ptrs, values, nranks_}));
   std::vector<DeviceTensor> outputs;
   for (const OutputInfo& info : infos) {
     if (alias && info.in_place_input) {

@@ -16,16 +16,17 @@ using testing::Values;
 
 class UnaryOpsTest : public ::testing::TestWithParam<DataType> {};
 
-// Relu, Neg and Sqrt element-wise against a double reference.
+// Relu, Neg, Sqrt and Sin element-wise against a double reference.
 TEST_P(UnaryOpsTest, MatchReference) {
   const DataType dtype = GetParam();
   KernelRunner runner;
   DeviceTensor x = runner.Random(dtype, {5, 7}, 11, -2, 2);
   DeviceTensor positive = runner.Random(dtype, {33}, 12, 0, 4);
-  std::vector<double> relu, neg, sqrt;
+  std::vector<double> relu, neg, sqrt, sin;
   for (double v : Values(x)) {
     relu.push_back(v > 0 ? v : 0);
     neg.push_back(-v);
+    sin.push_back(std::sin(v));
   }
   for (double v : Values(positive)) sqrt.push_back(std::sqrt(v));
   auto run = [&](const char* op, const DeviceTensor& in) {
@@ -36,6 +37,8 @@ TEST_P(UnaryOpsTest, MatchReference) {
   ExpectNear(run("Relu", x), relu, 0, 0, "Relu");
   ExpectNear(run("Neg", x), neg, 0, 0, "Neg");
   ExpectNear(run("Sqrt", positive), sqrt, UnitRoundoff(dtype), 0, "Sqrt");
+  // Computed in fp32 for the 16-bit floats, rounded once; libm's sin is within an ulp.
+  ExpectNear(run("Sin", x), sin, 2 * UnitRoundoff(dtype), UnitRoundoff(dtype), "Sin");
 }
 
 INSTANTIATE_TEST_SUITE_P(Dtypes, UnaryOpsTest,

@@ -10,19 +10,19 @@
 
 #include "zerograph/core/status.h"
 #include "zerograph/ir/dtype.h"
+#include "zerograph/ir/op_contract.h"
+#include "zerograph/ir/tensor_spec.h"
 #include "zerograph/runtime/buffer.h"
 
 namespace zerograph::runtime {
 
 class Device;
 
-// Dimensions of a tensor, outermost first; {} is a scalar.
-using Shape = std::vector<int64_t>;
+using zerograph::Shape;
+using zerograph::ShapeToString;
 
 // Elements in a tensor of `shape` (1 for a scalar).
 int64_t NumElements(std::span<const int64_t> shape);
-// "[2,3]", "[]".
-std::string ShapeToString(std::span<const int64_t> shape);
 
 // A typed, shaped window on a device buffer: what kernels read and write at run time (the IR's
 // zerograph::Tensor is an initializer's stored bytes). Copying a DeviceTensor makes another view
@@ -50,6 +50,10 @@ class DeviceTensor {
   // Bytes spanned by the elements of a contiguous tensor.
   size_t byte_size() const { return static_cast<size_t>(numel_) * element_size(); }
   bool is_contiguous() const;
+  // The tensor as shape inference reads a known value; the device must be host accessible.
+  HostValue host_value() const {
+    return HostValue{dtype_, shape_, {static_cast<const std::byte*>(data()), byte_size()}};
+  }
 
   const std::shared_ptr<Buffer>& buffer() const { return buffer_; }
   Device& device() const { return buffer_->device(); }

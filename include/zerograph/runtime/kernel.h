@@ -11,23 +11,17 @@
 
 #include "zerograph/core/status.h"
 #include "zerograph/ir/dtype.h"
+#include "zerograph/ir/op_contract.h"
 #include "zerograph/runtime/device.h"
 #include "zerograph/runtime/device_tensor.h"
-
-namespace zerograph {
-class Node;
-}  // namespace zerograph
 
 namespace zerograph::runtime {
 
 class Communicator;
 
-// A tensor's element type and shape, known before anything runs.
-struct TensorSpec {
-  DataType dtype = DataType::kUndefined;
-  Shape shape;
-  friend bool operator==(const TensorSpec&, const TensorSpec&) = default;
-};
+// Shapes come from the IR's op contracts (zerograph/ir/op_contract.h).
+using zerograph::ShapeContext;
+using zerograph::TensorSpec;
 
 // One output as shape inference sees it: its spec, and how it may share memory with an input.
 struct OutputInfo {
@@ -63,21 +57,10 @@ struct KernelInfo {
   // This process's rank and the number of ranks.
   int rank = 0;
   int nranks = 1;
-  // Copied from the KernelDef.
+  // The contract's host-read inputs and the kernel's own (KernelDef::host_inputs).
   std::vector<int> host_inputs;
-};
-
-// The inputs of shape inference.
-struct ShapeContext {
-  // One per node input; null for an omitted optional input.
-  std::span<const TensorSpec* const> inputs;
-  // For the kernel's host inputs (OpKernel::host_inputs()): their values when known before running
-  // (constants, host-accessible), indexed like `inputs`; null or short when unknown.
-  std::span<const DeviceTensor* const> values;
-
-  size_t num_inputs() const { return inputs.size(); }
-  const TensorSpec* input(size_t i) const { return i < inputs.size() ? inputs[i] : nullptr; }
-  const DeviceTensor* value(size_t i) const { return i < values.size() ? values[i] : nullptr; }
+  // The node's op contract (the version of the graph's opset).
+  const OpContract* contract = nullptr;
 };
 
 // The run-time inputs of a kernel.
@@ -95,9 +78,10 @@ struct KernelContext {
 };
 
 // The kernel of one node, made by a factory of the KernelRegistry. Two phases: InferOutputs once
-// while planning (output dtypes, shapes and aliasing), then Compute every step into outputs the
-// executor allocated. The public members check the contract once (counts, contiguity, device) and
-// add the node's name to errors; subclasses implement the protected ones.
+// while planning (output dtypes and shapes from the op contract, aliasing from the kernel), then
+// Compute every step into outputs the executor allocated. The public members check the contract
+// once (counts, contiguity, device) and add the node's name to errors; subclasses implement the
+// protected ones.
 class OpKernel {
  public:
   explicit OpKernel(const KernelInfo& info);
@@ -113,6 +97,8 @@ class OpKernel {
   int nranks() const { return nranks_; }
   size_t num_inputs() const { return num_inputs_; }
   size_t num_outputs() const { return num_outputs_; }
+  // The op contract the kernel was made for.
+  const OpContract* contract() const { return contract_; }
   // Inputs the kernel reads on the host: in shape inference (Reshape's shape, ReduceSum's axes),
   // or when launching (a GPU optimizer's lr and step). The executor keeps them in host memory,
   // whatever the kernel's device, and passes their values to InferOutputs when they are known
@@ -120,7 +106,8 @@ class OpKernel {
   // Optional: none by default.
   const std::vector<int>& host_inputs() const { return host_inputs_; }
 
-  // One OutputInfo per node output. Errors name the node.
+  // One OutputInfo per node output: the contract's shape function, then PlanOutputs. Errors name
+  // the node.
   StatusOr<std::vector<OutputInfo>> InferOutputs(const ShapeContext& ctx) const;
   // Runs the kernel. Errors name the node.
   Status Compute(const KernelContext& ctx) const;
@@ -130,8 +117,16 @@ class OpKernel {
   // zeroes the padding). nullopt for inputs that must be copied.
   virtual std::vector<std::optional<int64_t>> InputOffsetsInOutput() const { return {}; }
 
+  // Optional (default: false): output 0 holds every rank's shard of input 0 in rank order
+  // (AllGather), so the executor may place it where those shards already live.
+  virtual bool GathersShards() const { return false; }
+
  protected:
-  virtual StatusOr<std::vector<OutputInfo>> InferOutputsImpl(const ShapeContext& ctx) const = 0;
+  // Optional (default: nothing): the kernel's part of planning its outputs, after the contract's
+  // shape function: marks the outputs that may be views of an input or reuse an input's memory
+  // (OutputInfo::view, in_place_input), and refuses inputs this kernel cannot run although the
+  // contract allows them (BLAS's int dimensions).
+  virtual Status PlanOutputs(const ShapeContext& ctx, std::span<OutputInfo> outputs) const;
   virtual Status ComputeImpl(const KernelContext& ctx) const = 0;
 
   // "node 'MatMul_3' (MatMul)", for messages.
@@ -147,6 +142,7 @@ class OpKernel {
   size_t num_inputs_;
   size_t num_outputs_;
   std::vector<int> host_inputs_;
+  const OpContract* contract_;
 };
 
 }  // namespace zerograph::runtime

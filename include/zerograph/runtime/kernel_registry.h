@@ -4,6 +4,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -35,7 +36,8 @@ struct KernelDef {
   // Which input's dtype selects the kernel: 0 for most ops, 2 (X1) for the optimizers. -1 for ops
   // without a typed input (Constant): register them for DataType::kUndefined.
   int type_input = 0;
-  // Inputs read on the host (see OpKernel::host_inputs()).
+  // Inputs this kernel reads on the host beyond its contract's host-read inputs (a GPU
+  // optimizer's lr and step, read when it launches); see OpKernel::host_inputs().
   std::vector<int> host_inputs;
   KernelFactory factory;
 };
@@ -53,7 +55,8 @@ struct KernelKey {
 // static initializers, which a static library silently drops when nothing references them.
 class KernelRegistry {
  public:
-  // Fails when a key is already taken or the def disagrees with an earlier one of the same op and
+  // Fails when the op has no contract (OpContracts), a dtype is one the contract's type input
+  // forbids, a key is already taken, or the def disagrees with an earlier one of the same op and
   // device on type_input or host_inputs.
   Status Register(KernelDef def);
 
@@ -62,11 +65,12 @@ class KernelRegistry {
                         DataType dtype) const;
 
   // The kernel for `node` on `device`, chosen by the dtype of its type input (`input_dtypes` has
-  // one entry per node input, kUndefined for an omitted one). NotFound names the node, the op and
-  // what is registered; the factory's errors name the node.
-  StatusOr<std::unique_ptr<OpKernel>> CreateKernel(const Node& node, DeviceType device,
-                                                   std::span<const DataType> input_dtypes,
-                                                   int rank = 0, int nranks = 1) const;
+  // one entry per node input, kUndefined for an omitted one), made for the node's op contract at
+  // `opset_version` (nullopt: the newest). NotFound names the node, the op and what is
+  // registered; the factory's errors name the node.
+  StatusOr<std::unique_ptr<OpKernel>> CreateKernel(
+      const Node& node, DeviceType device, std::span<const DataType> input_dtypes, int rank = 0,
+      int nranks = 1, std::optional<int64_t> opset_version = std::nullopt) const;
 
   // Every key, sorted (for listing the ops a build supports).
   std::vector<KernelKey> Keys() const;

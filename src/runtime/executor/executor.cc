@@ -309,7 +309,6 @@ std::optional<Placement> Executor::Impl::InPlaceUpdate(const Node& node, int inp
 
 Status Executor::Impl::PlaceNode(int64_t index, const Node& node, const KernelRegistry& registry) {
   std::vector<const TensorSpec*> input_specs(node.num_inputs(), nullptr);
-  std::vector<const DeviceTensor*> input_values(node.num_inputs(), nullptr);
   std::vector<DataType> input_dtypes(node.num_inputs(), DataType::kUndefined);
   for (size_t i = 0; i < node.num_inputs(); ++i) {
     const Value* input = node.input(i);
@@ -320,9 +319,11 @@ Status Executor::Impl::PlaceNode(int64_t index, const Node& node, const KernelRe
     input_specs[i] = &placement->spec;
     input_dtypes[i] = placement->spec.dtype;
   }
-  ZG_ASSIGN_OR_RETURN(
-      std::unique_ptr<OpKernel> kernel,
-      registry.CreateKernel(node, device_.type(), input_dtypes, comm_.rank(), comm_.size()));
+  ZG_ASSIGN_OR_RETURN(std::unique_ptr<OpKernel> kernel,
+                      registry.CreateKernel(node, device_.type(), input_dtypes, comm_.rank(),
+                                            comm_.size(), graph_.OpsetVersion(node.domain())));
+  std::vector<HostValue> host_values(node.num_inputs());
+  std::vector<const HostValue*> input_values(node.num_inputs(), nullptr);
   for (size_t i = 0; i < node.num_inputs(); ++i) {
     const Value* input = node.input(i);
     if (input == nullptr) continue;
@@ -335,11 +336,17 @@ Status Executor::Impl::PlaceNode(int64_t index, const Node& node, const KernelRe
     } else if (!device_.host_accessible()) {
       continue;  // in device memory, which shape inference on the host cannot read
     }
-    if (constant && !tensor->empty()) input_values[i] = tensor;
+    if (constant && !tensor->empty()) {
+      host_values[i] = tensor->host_value();
+      input_values[i] = &host_values[i];
+    }
   }
-  ZG_ASSIGN_OR_RETURN(std::vector<OutputInfo> infos,
-                      kernel->InferOutputs(ShapeContext{input_specs, input_values}));
-  const bool is_coalesce = node.Is(kZerographDomain, "CoalesceTensors");
+  ZG_ASSIGN_OR_RETURN(
+      std::vector<OutputInfo> infos,
+      kernel->InferOutputs(ShapeContext{&node, input_specs, input_values, comm_.size()}));
+  // A kernel that fuses its inputs into output 0 (CoalesceTensors) gets a buffer of its own, into
+  // which their producers write.
+  const bool fuses_inputs = !kernel->InputOffsetsInOutput().empty();
   bool elided = false;
   for (size_t o = 0; o < node.num_outputs(); ++o) {
     const Value* output = node.output(o);
@@ -366,12 +373,12 @@ Status Executor::Impl::PlaceNode(int64_t index, const Node& node, const KernelRe
       }
       placement = Placement{
           root->second, static_cast<size_t>(byte_offset) * ElementSize(info.spec.dtype), info.spec};
-    } else if (is_coalesce) {
+    } else if (fuses_inputs) {
       auto root = fused_roots_.find(&node);
       if (root == fused_roots_.end()) root = fused_roots_.emplace(&node, NewRoot(0, false)).first;
       roots_[static_cast<size_t>(root->second)].bytes = SpecBytes(info.spec);
       placement = Placement{root->second, 0, info.spec};
-    } else if (node.Is(kZerographDomain, "AllGather")) {
+    } else if (kernel->GathersShards()) {
       placement = InPlaceGather(node, info.spec);
     } else if (info.in_place_input) {
       placement = InPlaceUpdate(node, *info.in_place_input, info.spec);

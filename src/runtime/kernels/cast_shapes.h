@@ -16,7 +16,7 @@ class CastKernelBase : public OpKernel {
  public:
   // The target dtype named by `to`.
   static StatusOr<DataType> ParseTarget(const KernelInfo& info) {
-    ZG_ASSIGN_OR_RETURN(int64_t to, IntAttr(*info.node, "to"));
+    ZG_ASSIGN_OR_RETURN(int64_t to, ContractInt(*info.node, "to"));
     std::optional<DataType> target = DataTypeFromOnnx(static_cast<int32_t>(to));
     ZG_RETURN_IF_NOT(target.has_value(), "attribute 'to' = ", to, " is not a data type");
     return *target;
@@ -24,14 +24,10 @@ class CastKernelBase : public OpKernel {
   CastKernelBase(const KernelInfo& info, DataType target) : OpKernel(info), target_(target) {}
 
  protected:
-  StatusOr<std::vector<OutputInfo>> InferOutputsImpl(const ShapeContext& ctx) const override {
-    ZG_RETURN_IF_NOT(ctx.num_inputs() == 1, "expects 1 input, got ", ctx.num_inputs());
-    ZG_ASSIGN_OR_RETURN(const TensorSpec* x, RequiredInput(ctx, 0));
-    OutputInfo out{TensorSpec{target_, x->shape}};
-    if (target_ == x->dtype) out.view = OutputInfo::View{0, 0};
-    return std::vector<OutputInfo>{std::move(out)};
+  Status PlanOutputs(const ShapeContext& ctx, std::span<OutputInfo> outputs) const override {
+    if (ctx.input(0)->dtype == target_) outputs[0].view = OutputInfo::View{0, 0};
+    return Status::Ok();
   }
-
   const DataType target_;
 };
 

@@ -26,8 +26,8 @@ inline Status CheckCommunicator(const KernelContext& ctx, int nranks) {
   return Status::Ok();
 }
 
-inline StatusOr<ReduceOp> ReduceOpAttr(const Node& node, std::string_view default_op) {
-  ZG_ASSIGN_OR_RETURN(std::string name, StringAttr(node, "reduce_op", default_op));
+inline StatusOr<ReduceOp> ReduceOpAttr(const Node& node) {
+  ZG_ASSIGN_OR_RETURN(std::string name, ContractString(node, "reduce_op"));
   return ParseReduceOp(name);
 }
 
@@ -35,20 +35,11 @@ class ReduceScatterKernel final : public OpKernel {
  public:
   static StatusOr<std::unique_ptr<OpKernel>> Create(const KernelInfo& info) {
     ZG_RETURN_IF_ERROR(CheckNranksAttribute(info));
-    ZG_ASSIGN_OR_RETURN(ReduceOp op, ReduceOpAttr(*info.node, "sum"));
+    ZG_ASSIGN_OR_RETURN(ReduceOp op, ReduceOpAttr(*info.node));
     return std::unique_ptr<OpKernel>(new ReduceScatterKernel(info, op));
   }
 
  protected:
-  StatusOr<std::vector<OutputInfo>> InferOutputsImpl(const ShapeContext& ctx) const override {
-    ZG_RETURN_IF_NOT(ctx.num_inputs() == 1, "expects 1 input, got ", ctx.num_inputs());
-    ZG_ASSIGN_OR_RETURN(const TensorSpec* fused, RequiredInput(ctx, 0));
-    const int64_t total = NumElements(fused->shape);
-    ZG_RETURN_IF_NOT(total % nranks() == 0, "the fused buffer's ", total,
-                     " elements do not split into ", nranks(), " equal shards");
-    return std::vector<OutputInfo>{OutputInfo{TensorSpec{fused->dtype, {total / nranks()}}}};
-  }
-
   Status ComputeImpl(const KernelContext& ctx) const override {
     ZG_RETURN_IF_ERROR(CheckCommunicator(ctx, nranks()));
     return ctx.comm->ReduceScatter(*ctx.inputs[0], *ctx.outputs[0], op_, *ctx.stream);
@@ -61,22 +52,16 @@ class ReduceScatterKernel final : public OpKernel {
 
 class AllGatherKernel final : public OpKernel {
  public:
+  bool GathersShards() const override { return true; }
   static StatusOr<std::unique_ptr<OpKernel>> Create(const KernelInfo& info) {
     ZG_RETURN_IF_ERROR(CheckNranksAttribute(info));
-    ZG_ASSIGN_OR_RETURN(int64_t axis, IntAttr(*info.node, "axis", 0));
+    ZG_ASSIGN_OR_RETURN(int64_t axis, ContractInt(*info.node, "axis"));
     ZG_RETURN_IF_NOT(axis == 0, "axis ", axis, " (only 0 is supported)");
     return MakeKernel<AllGatherKernel>(info);
   }
   using OpKernel::OpKernel;
 
  protected:
-  StatusOr<std::vector<OutputInfo>> InferOutputsImpl(const ShapeContext& ctx) const override {
-    ZG_RETURN_IF_NOT(ctx.num_inputs() >= 1, "expects at least 1 input");
-    ZG_ASSIGN_OR_RETURN(const TensorSpec* shard, RequiredInput(ctx, 0));
-    return std::vector<OutputInfo>{
-        OutputInfo{TensorSpec{shard->dtype, {NumElements(shard->shape) * nranks()}}}};
-  }
-
   Status ComputeImpl(const KernelContext& ctx) const override {
     ZG_RETURN_IF_ERROR(CheckCommunicator(ctx, nranks()));
     return ctx.comm->AllGather(*ctx.inputs[0], *ctx.outputs[0], *ctx.stream);
@@ -87,17 +72,15 @@ class AllReduceKernel final : public OpKernel {
  public:
   static StatusOr<std::unique_ptr<OpKernel>> Create(const KernelInfo& info) {
     ZG_RETURN_IF_ERROR(CheckNranksAttribute(info));
-    ZG_ASSIGN_OR_RETURN(ReduceOp op, ReduceOpAttr(*info.node, "sum"));
+    ZG_ASSIGN_OR_RETURN(ReduceOp op, ReduceOpAttr(*info.node));
     return std::unique_ptr<OpKernel>(new AllReduceKernel(info, op));
   }
 
  protected:
-  StatusOr<std::vector<OutputInfo>> InferOutputsImpl(const ShapeContext& ctx) const override {
-    ZG_RETURN_IF_NOT(ctx.num_inputs() == 1, "expects 1 input, got ", ctx.num_inputs());
-    ZG_ASSIGN_OR_RETURN(const TensorSpec* x, RequiredInput(ctx, 0));
-    return std::vector<OutputInfo>{OutputInfo{*x, std::nullopt, /*in_place_input=*/0}};
+  Status PlanOutputs(const ShapeContext&, std::span<OutputInfo> outputs) const override {
+    outputs[0].in_place_input = 0;
+    return Status::Ok();
   }
-
   Status ComputeImpl(const KernelContext& ctx) const override {
     ZG_RETURN_IF_ERROR(CheckCommunicator(ctx, nranks()));
     return ctx.comm->AllReduce(*ctx.inputs[0], *ctx.outputs[0], op_, *ctx.stream);

@@ -28,8 +28,8 @@ class CoalesceTensorsKernel final : public OpKernel {
  public:
   static StatusOr<std::unique_ptr<OpKernel>> Create(const KernelInfo& info) {
     const Node& node = *info.node;
-    ZG_ASSIGN_OR_RETURN(std::vector<int64_t> offsets, IntsAttr(node, "offsets"));
-    ZG_ASSIGN_OR_RETURN(std::vector<int64_t> numels, IntsAttr(node, "numels"));
+    ZG_ASSIGN_OR_RETURN(std::vector<int64_t> offsets, ContractInts(node, "offsets"));
+    ZG_ASSIGN_OR_RETURN(std::vector<int64_t> numels, ContractInts(node, "numels"));
     ZG_RETURN_IF_NOT(offsets.size() == node.num_inputs() && numels.size() == node.num_inputs(),
                      "offsets and numels need one entry per input (", node.num_inputs(), "), got ",
                      offsets.size(), " and ", numels.size());
@@ -50,16 +50,16 @@ class CoalesceTensorsKernel final : public OpKernel {
     }
     int64_t total;
     if (node.HasAttribute("total")) {
-      ZG_ASSIGN_OR_RETURN(total, IntAttr(node, "total"));
+      ZG_ASSIGN_OR_RETURN(total, ContractInt(node, "total"));
     } else {
-      ZG_ASSIGN_OR_RETURN(int64_t alignment, IntAttr(node, "alignment", 1));
+      ZG_ASSIGN_OR_RETURN(int64_t alignment, ContractInt(node, "alignment"));
       ZG_RETURN_IF_NOT(alignment >= 1, "alignment must be positive, got ", alignment);
       total = (end + alignment - 1) / alignment * alignment;
     }
     ZG_RETURN_IF_NOT(total >= end, "total ", total, " is less than the end of the inputs, ", end);
     if (total > end) gaps.emplace_back(end, total);
-    return std::unique_ptr<OpKernel>(new CoalesceTensorsKernel(
-        info, std::move(offsets), std::move(numels), total, std::move(gaps)));
+    return std::unique_ptr<OpKernel>(
+        new CoalesceTensorsKernel(info, std::move(offsets), std::move(gaps)));
   }
 
   std::vector<std::optional<int64_t>> InputOffsetsInOutput() const override {
@@ -67,18 +67,6 @@ class CoalesceTensorsKernel final : public OpKernel {
   }
 
  protected:
-  StatusOr<std::vector<OutputInfo>> InferOutputsImpl(const ShapeContext& ctx) const override {
-    for (size_t i = 0; i < ctx.num_inputs(); ++i) {
-      ZG_ASSIGN_OR_RETURN(const TensorSpec* spec, RequiredInput(ctx, i));
-      ZG_RETURN_IF_NOT(spec->dtype == dtype(), "input ", i, " is ", DataTypeName(spec->dtype),
-                       ", input 0 is ", DataTypeName(dtype()));
-      ZG_RETURN_IF_NOT(NumElements(spec->shape) == numels_[i], "input ", i, " ",
-                       ShapeToString(spec->shape), " has ", NumElements(spec->shape),
-                       " elements, numels says ", numels_[i]);
-    }
-    return std::vector<OutputInfo>{OutputInfo{TensorSpec{dtype(), {total_}}}};
-  }
-
   Status ComputeImpl(const KernelContext& ctx) const override {
     auto* out = static_cast<std::byte*>(ctx.outputs[0]->data());
     const size_t size = ElementSize(dtype());
@@ -96,17 +84,10 @@ class CoalesceTensorsKernel final : public OpKernel {
 
  private:
   CoalesceTensorsKernel(const KernelInfo& info, std::vector<int64_t> offsets,
-                        std::vector<int64_t> numels, int64_t total,
                         std::vector<std::pair<int64_t, int64_t>> gaps)
-      : OpKernel(info),
-        offsets_(std::move(offsets)),
-        numels_(std::move(numels)),
-        total_(total),
-        gaps_(std::move(gaps)) {}
+      : OpKernel(info), offsets_(std::move(offsets)), gaps_(std::move(gaps)) {}
 
   std::vector<int64_t> offsets_;
-  std::vector<int64_t> numels_;
-  int64_t total_;
   std::vector<std::pair<int64_t, int64_t>> gaps_;  // [begin, end) element ranges to zero
 };
 
@@ -115,9 +96,9 @@ class TensorViewsKernel final : public OpKernel {
  public:
   static StatusOr<std::unique_ptr<OpKernel>> Create(const KernelInfo& info) {
     const Node& node = *info.node;
-    ZG_ASSIGN_OR_RETURN(std::vector<int64_t> offsets, IntsAttr(node, "offsets"));
-    ZG_ASSIGN_OR_RETURN(std::vector<int64_t> dims, IntsAttr(node, "shapes"));
-    ZG_ASSIGN_OR_RETURN(std::vector<int64_t> ranks, IntsAttr(node, "ranks"));
+    ZG_ASSIGN_OR_RETURN(std::vector<int64_t> offsets, ContractInts(node, "offsets"));
+    ZG_ASSIGN_OR_RETURN(std::vector<int64_t> dims, ContractInts(node, "shapes"));
+    ZG_ASSIGN_OR_RETURN(std::vector<int64_t> ranks, ContractInts(node, "ranks"));
     ZG_RETURN_IF_NOT(offsets.size() == node.num_outputs() && ranks.size() == node.num_outputs(),
                      "offsets and ranks need one entry per output (", node.num_outputs(), "), got ",
                      offsets.size(), " and ", ranks.size());
@@ -138,22 +119,10 @@ class TensorViewsKernel final : public OpKernel {
   }
 
  protected:
-  StatusOr<std::vector<OutputInfo>> InferOutputsImpl(const ShapeContext& ctx) const override {
-    ZG_RETURN_IF_NOT(ctx.num_inputs() == 1, "expects 1 input, got ", ctx.num_inputs());
-    ZG_ASSIGN_OR_RETURN(const TensorSpec* fused, RequiredInput(ctx, 0));
-    const int64_t total = NumElements(fused->shape);
-    std::vector<OutputInfo> outputs;
-    for (size_t i = 0; i < offsets_.size(); ++i) {
-      const int64_t n = NumElements(shapes_[i]);
-      ZG_RETURN_IF_NOT(offsets_[i] >= 0 && offsets_[i] + n <= total, "view ", i, " ",
-                       ShapeToString(shapes_[i]), " at ", offsets_[i], " exceeds the ", total,
-                       " elements of the input");
-      outputs.push_back(
-          OutputInfo{TensorSpec{fused->dtype, shapes_[i]}, OutputInfo::View{0, offsets_[i]}});
-    }
-    return outputs;
+  Status PlanOutputs(const ShapeContext&, std::span<OutputInfo> outputs) const override {
+    for (size_t i = 0; i < outputs.size(); ++i) outputs[i].view = OutputInfo::View{0, offsets_[i]};
+    return Status::Ok();
   }
-
   Status ComputeImpl(const KernelContext& ctx) const override {
     for (size_t i = 0; i < offsets_.size(); ++i) {
       ZG_ASSIGN_OR_RETURN(DeviceTensor view, ctx.inputs[0]->View(offsets_[i], shapes_[i]));
@@ -181,17 +150,10 @@ class LocalShardKernel final : public OpKernel {
   using OpKernel::OpKernel;
 
  protected:
-  StatusOr<std::vector<OutputInfo>> InferOutputsImpl(const ShapeContext& ctx) const override {
-    ZG_RETURN_IF_NOT(ctx.num_inputs() == 1, "expects 1 input, got ", ctx.num_inputs());
-    ZG_ASSIGN_OR_RETURN(const TensorSpec* fused, RequiredInput(ctx, 0));
-    const int64_t total = NumElements(fused->shape);
-    ZG_RETURN_IF_NOT(total % nranks() == 0, "the fused buffer's ", total,
-                     " elements do not split into ", nranks(), " equal shards");
-    const int64_t shard = total / nranks();
-    return std::vector<OutputInfo>{
-        OutputInfo{TensorSpec{fused->dtype, {shard}}, OutputInfo::View{0, rank() * shard}}};
+  Status PlanOutputs(const ShapeContext&, std::span<OutputInfo> outputs) const override {
+    outputs[0].view = OutputInfo::View{0, rank() * NumElements(outputs[0].spec.shape)};
+    return Status::Ok();
   }
-
   Status ComputeImpl(const KernelContext& ctx) const override {
     const int64_t shard = ctx.outputs[0]->numel();
     ZG_ASSIGN_OR_RETURN(DeviceTensor view, ctx.inputs[0]->View(rank() * shard, {shard}));
@@ -205,10 +167,9 @@ class NopKernel final : public OpKernel {
   using OpKernel::OpKernel;
 
  protected:
-  StatusOr<std::vector<OutputInfo>> InferOutputsImpl(const ShapeContext& ctx) const override {
-    ZG_RETURN_IF_NOT(ctx.num_inputs() >= 1, "expects at least 1 input");
-    ZG_ASSIGN_OR_RETURN(const TensorSpec* x, RequiredInput(ctx, 0));
-    return std::vector<OutputInfo>{OutputInfo{*x, OutputInfo::View{0, 0}}};
+  Status PlanOutputs(const ShapeContext&, std::span<OutputInfo> outputs) const override {
+    outputs[0].view = OutputInfo::View{0, 0};
+    return Status::Ok();
   }
   Status ComputeImpl(const KernelContext& ctx) const override {
     return Memory::CopyBytes(ctx.inputs[0]->data(), ctx.outputs[0]->data(),

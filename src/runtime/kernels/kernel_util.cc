@@ -5,75 +5,12 @@
 #include "zerograph/core/str_cat.h"
 
 namespace zerograph::runtime {
-namespace {
-
-// Null when the attribute is absent; an error when it has another kind.
-Status CheckKind(const Node& node, std::string_view name, AttributeType kind, bool* present) {
-  std::optional<AttributeType> type = node.GetAttributeType(name);
-  *present = type.has_value();
-  if (type && *type != kind) {
-    return InvalidArgumentError(StrCat("attribute '", name, "' has kind ", static_cast<int>(*type),
-                                       ", expected ", static_cast<int>(kind)));
-  }
-  return Status::Ok();
-}
-
-Status Missing(std::string_view name) {
-  return InvalidArgumentError(StrCat("required attribute '", name, "' is missing"));
-}
-
-}  // namespace
-
-StatusOr<int64_t> IntAttr(const Node& node, std::string_view name,
-                          std::optional<int64_t> default_value) {
-  bool present;
-  ZG_RETURN_IF_ERROR(CheckKind(node, name, AttributeType::kInt, &present));
-  if (present) return *node.GetInt(name);
-  if (default_value) return *default_value;
-  return Missing(name);
-}
-
-StatusOr<float> FloatAttr(const Node& node, std::string_view name,
-                          std::optional<float> default_value) {
-  bool present;
-  ZG_RETURN_IF_ERROR(CheckKind(node, name, AttributeType::kFloat, &present));
-  if (present) return *node.GetFloat(name);
-  if (default_value) return *default_value;
-  return Missing(name);
-}
-
-StatusOr<std::string> StringAttr(const Node& node, std::string_view name,
-                                 std::optional<std::string_view> default_value) {
-  bool present;
-  ZG_RETURN_IF_ERROR(CheckKind(node, name, AttributeType::kString, &present));
-  if (present) return std::string(*node.GetString(name));
-  if (default_value) return std::string(*default_value);
-  return Missing(name);
-}
-
-StatusOr<std::vector<int64_t>> IntsAttr(const Node& node, std::string_view name,
-                                        std::optional<std::vector<int64_t>> default_value) {
-  bool present;
-  ZG_RETURN_IF_ERROR(CheckKind(node, name, AttributeType::kInts, &present));
-  if (present) {
-    std::span<const int64_t> values = *node.GetInts(name);
-    return std::vector<int64_t>(values.begin(), values.end());
-  }
-  if (default_value) return *std::move(default_value);
-  return Missing(name);
-}
-
 Status CheckNranksAttribute(const KernelInfo& info) {
   if (!info.node->HasAttribute("nranks")) return Status::Ok();
-  ZG_ASSIGN_OR_RETURN(int64_t nranks, IntAttr(*info.node, "nranks"));
+  ZG_ASSIGN_OR_RETURN(int64_t nranks, ContractInt(*info.node, "nranks"));
   ZG_RETURN_IF_NOT(nranks == info.nranks, "the graph was rewritten for ", nranks,
                    " ranks but runs on ", info.nranks);
   return Status::Ok();
-}
-
-StatusOr<int64_t> NormalizeAxis(int64_t axis, int64_t rank) {
-  ZG_RETURN_IF_NOT(axis >= -rank && axis < rank, "axis ", axis, " out of range for rank ", rank);
-  return axis < 0 ? axis + rank : axis;
 }
 
 StatusOr<std::vector<int64_t>> ReadInt64Values(const DeviceTensor& tensor, std::string_view what) {
@@ -85,10 +22,13 @@ StatusOr<std::vector<int64_t>> ReadInt64Values(const DeviceTensor& tensor, std::
   return std::vector<int64_t>(data, data + tensor.numel());
 }
 
-StatusOr<const TensorSpec*> RequiredInput(const ShapeContext& ctx, size_t i) {
-  const TensorSpec* spec = ctx.input(i);
-  ZG_RETURN_IF_NOT(spec != nullptr, "input ", i, " is missing");
-  return spec;
+void UpdateInPlace(const OptimizerLayout& layout, size_t n, std::span<OutputInfo> outputs) {
+  const size_t scalars = static_cast<size_t>(layout.num_scalars);
+  for (size_t o = 0; o < outputs.size(); ++o) {
+    const size_t group = o / n;  // 0: X', k: state k; inputs run X, G, states
+    const size_t input_group = group == 0 ? 0 : group + 1;
+    outputs[o].in_place_input = static_cast<int>(scalars + input_group * n + o % n);
+  }
 }
 
 void CopyUnlessSame(const DeviceTensor& src, const DeviceTensor& dst) {

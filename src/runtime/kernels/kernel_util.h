@@ -19,29 +19,21 @@
 
 namespace zerograph::runtime {
 
-// --- Attributes: absent takes the default (or is an error when there is none); another kind is
-// an error naming the attribute.
-StatusOr<int64_t> IntAttr(const Node& node, std::string_view name,
-                          std::optional<int64_t> default_value = std::nullopt);
-StatusOr<float> FloatAttr(const Node& node, std::string_view name,
-                          std::optional<float> default_value = std::nullopt);
-StatusOr<std::string> StringAttr(const Node& node, std::string_view name,
-                                 std::optional<std::string_view> default_value = std::nullopt);
-StatusOr<std::vector<int64_t>> IntsAttr(
-    const Node& node, std::string_view name,
-    std::optional<std::vector<int64_t>> default_value = std::nullopt);
+// --- Attributes, with the defaults of the node's op contract (absent without a default is an
+// error naming the attribute, as is another type).
+using zerograph::ContractFloat;
+using zerograph::ContractInt;
+using zerograph::ContractInts;
+using zerograph::ContractString;
 
 // Checks a node's `nranks` attribute, when it has one, against the ranks running it: a graph
 // rewritten for N ranks runs only on N.
 Status CheckNranksAttribute(const KernelInfo& info);
 
 // --- Shapes.
-// `axis` in [-rank, rank) made non-negative; InvalidArgument otherwise.
-StatusOr<int64_t> NormalizeAxis(int64_t axis, int64_t rank);
+using zerograph::NormalizeAxis;
 // The values of a 1-D (or scalar) int64 tensor on the host.
 StatusOr<std::vector<int64_t>> ReadInt64Values(const DeviceTensor& tensor, std::string_view what);
-// A shape inference input that must be present.
-StatusOr<const TensorSpec*> RequiredInput(const ShapeContext& ctx, size_t i);
 
 // --- Element types. The C++ type of each dtype the CPU kernels handle.
 template <DataType D>
@@ -137,6 +129,10 @@ StatusOr<std::unique_ptr<OpKernel>> MakeKernelWithAttrs(const KernelInfo& info) 
   ZG_ASSIGN_OR_RETURN(auto attrs, K::ParseAttrs(info));
   return std::unique_ptr<OpKernel>(new K(info, std::move(attrs)));
 }
+
+// An optimizer's outputs (X', then each state's) in place over the inputs they update, for a node
+// of `n` parameters with `layout`.
+void UpdateInPlace(const OptimizerLayout& layout, size_t n, std::span<OutputInfo> outputs);
 
 // Copies `src` into `dst` (same byte size) unless the executor made `dst` that very view.
 void CopyUnlessSame(const DeviceTensor& src, const DeviceTensor& dst);

@@ -1,15 +1,16 @@
 #ifndef ZEROGRAPH_SRC_RUNTIME_KERNELS_MATMUL_SHAPES_H_
 #define ZEROGRAPH_SRC_RUNTIME_KERNELS_MATMUL_SHAPES_H_
 
-// Shape inference of MatMul (numpy matmul: 1-D operands promoted, batch dimensions broadcast) and
-// Gemm (Y = alpha·A'·B' + beta·C, C broadcast to [M, N]), shared by every device: a backend
-// derives its kernel from these bases and implements only ComputeImpl.
+// The BLAS side of MatMul (numpy matmul: 1-D operands promoted, batch dimensions broadcast) and
+// Gemm (Y = alpha·A'·B' + beta·C, C broadcast to [M, N]), shared by every device (their shapes
+// are the op contracts'): a backend derives its kernel from these bases and implements only
+// ComputeImpl.
 
 #include <climits>
 #include <initializer_list>
 #include <vector>
 
-#include "runtime/kernels/cpu/broadcast.h"
+#include "runtime/kernels/broadcast.h"
 #include "runtime/kernels/kernel_util.h"
 
 namespace zerograph::runtime {
@@ -52,17 +53,12 @@ inline StatusOr<MatMulShapes> MatMulShapesOf(const Shape& a, const Shape& b) {
 
 class MatMulKernelBase : public OpKernel {
  public:
-  explicit MatMulKernelBase(const KernelInfo& info) : OpKernel(info) {}
+  using OpKernel::OpKernel;
 
  protected:
-  StatusOr<std::vector<OutputInfo>> InferOutputsImpl(const ShapeContext& ctx) const override {
-    ZG_RETURN_IF_NOT(ctx.num_inputs() == 2, "expects 2 inputs, got ", ctx.num_inputs());
-    ZG_ASSIGN_OR_RETURN(const TensorSpec* a, RequiredInput(ctx, 0));
-    ZG_ASSIGN_OR_RETURN(const TensorSpec* b, RequiredInput(ctx, 1));
-    ZG_RETURN_IF_NOT(a->dtype == b->dtype, "inputs of different dtypes");
-    ZG_ASSIGN_OR_RETURN(MatMulShapes s, MatMulShapesOf(a->shape, b->shape));
-    ZG_RETURN_IF_ERROR(CheckBlasDims({s.m, s.n, s.k}));
-    return std::vector<OutputInfo>{OutputInfo{TensorSpec{a->dtype, s.out}}};
+  Status PlanOutputs(const ShapeContext& ctx, std::span<OutputInfo>) const override {
+    ZG_ASSIGN_OR_RETURN(MatMulShapes s, MatMulShapesOf(ctx.input(0)->shape, ctx.input(1)->shape));
+    return CheckBlasDims({s.m, s.n, s.k});
   }
 };
 
@@ -78,10 +74,10 @@ class GemmKernelBase : public OpKernel {
  public:
   static StatusOr<GemmAttrs> ParseAttrs(const KernelInfo& info) {
     GemmAttrs attrs;
-    ZG_ASSIGN_OR_RETURN(int64_t trans_a, IntAttr(*info.node, "transA", 0));
-    ZG_ASSIGN_OR_RETURN(int64_t trans_b, IntAttr(*info.node, "transB", 0));
-    ZG_ASSIGN_OR_RETURN(attrs.alpha, FloatAttr(*info.node, "alpha", 1.0f));
-    ZG_ASSIGN_OR_RETURN(attrs.beta, FloatAttr(*info.node, "beta", 1.0f));
+    ZG_ASSIGN_OR_RETURN(int64_t trans_a, ContractInt(*info.node, "transA"));
+    ZG_ASSIGN_OR_RETURN(int64_t trans_b, ContractInt(*info.node, "transB"));
+    ZG_ASSIGN_OR_RETURN(attrs.alpha, ContractFloat(*info.node, "alpha"));
+    ZG_ASSIGN_OR_RETURN(attrs.beta, ContractFloat(*info.node, "beta"));
     attrs.trans_a = trans_a != 0;
     attrs.trans_b = trans_b != 0;
     return attrs;
@@ -89,29 +85,9 @@ class GemmKernelBase : public OpKernel {
   GemmKernelBase(const KernelInfo& info, GemmAttrs attrs) : OpKernel(info), attrs_(attrs) {}
 
  protected:
-  StatusOr<std::vector<OutputInfo>> InferOutputsImpl(const ShapeContext& ctx) const override {
-    ZG_RETURN_IF_NOT(ctx.num_inputs() == 2 || ctx.num_inputs() == 3, "expects 2 or 3 inputs, got ",
-                     ctx.num_inputs());
-    ZG_ASSIGN_OR_RETURN(const TensorSpec* a, RequiredInput(ctx, 0));
-    ZG_ASSIGN_OR_RETURN(const TensorSpec* b, RequiredInput(ctx, 1));
-    ZG_RETURN_IF_NOT(a->shape.size() == 2 && b->shape.size() == 2, "A and B must be 2-D, got ",
-                     ShapeToString(a->shape), " and ", ShapeToString(b->shape));
-    ZG_RETURN_IF_NOT(a->dtype == b->dtype, "inputs of different dtypes");
-    const int64_t m = attrs_.trans_a ? a->shape[1] : a->shape[0];
-    const int64_t k = attrs_.trans_a ? a->shape[0] : a->shape[1];
-    const int64_t kb = attrs_.trans_b ? b->shape[1] : b->shape[0];
-    const int64_t n = attrs_.trans_b ? b->shape[0] : b->shape[1];
-    ZG_RETURN_IF_NOT(k == kb, "inner dimensions differ: A' is [", m, ",", k, "], B' is [", kb, ",",
-                     n, "]");
-    ZG_RETURN_IF_ERROR(CheckBlasDims({m, n, k}));
-    const Shape out = {m, n};
-    if (const TensorSpec* c = ctx.input(2)) {
-      ZG_RETURN_IF_NOT(c->dtype == a->dtype, "C has another dtype");
-      StatusOr<Shape> broadcast = BroadcastShapes(c->shape, out);
-      ZG_RETURN_IF_NOT(broadcast.ok() && *broadcast == out, "C ", ShapeToString(c->shape),
-                       " does not broadcast to [", m, ",", n, "]");
-    }
-    return std::vector<OutputInfo>{OutputInfo{TensorSpec{a->dtype, out}}};
+  Status PlanOutputs(const ShapeContext& ctx, std::span<OutputInfo> outputs) const override {
+    const int64_t k = ctx.input(0)->shape[attrs_.trans_a ? 0 : 1];
+    return CheckBlasDims({outputs[0].spec.shape[0], outputs[0].spec.shape[1], k});
   }
 
   const GemmAttrs attrs_;

@@ -1,7 +1,7 @@
 #ifndef ZEROGRAPH_SRC_RUNTIME_KERNELS_ONNX_OPTIMIZER_SHAPES_H_
 #define ZEROGRAPH_SRC_RUNTIME_KERNELS_ONNX_OPTIMIZER_SHAPES_H_
 
-// Attributes and shape inference of ONNX's ai.onnx.preview.training Adam, Momentum and Adagrad
+// Attributes of ONNX's ai.onnx.preview.training Adam, Momentum and Adagrad
 // (version 1), shared by every device: a backend derives its kernels from OnnxOptimizerKernelBase
 // and implements only ComputeImpl. Inputs R (float or double scalar), T (int64 scalar), then all
 // X, all G, then the states; outputs X' and the new states, each in place over its input.
@@ -14,8 +14,6 @@
 #include "runtime/kernels/kernel_util.h"
 
 namespace zerograph::runtime {
-
-inline constexpr std::string_view kTrainingDomain = "ai.onnx.preview.training";
 
 // R as a double, whichever floating type it has (host memory).
 inline double ReadRate(const DeviceTensor& r) {
@@ -40,11 +38,11 @@ struct AdamAttrs {
 };
 inline StatusOr<AdamAttrs> ParseAdamAttrs(const Node& node) {
   AdamAttrs a;
-  ZG_ASSIGN_OR_RETURN(a.alpha, FloatAttr(node, "alpha", 0.9f));
-  ZG_ASSIGN_OR_RETURN(a.beta, FloatAttr(node, "beta", 0.999f));
-  ZG_ASSIGN_OR_RETURN(a.epsilon, FloatAttr(node, "epsilon", 1e-6f));
-  ZG_ASSIGN_OR_RETURN(a.norm, FloatAttr(node, "norm_coefficient", 0.0f));
-  ZG_ASSIGN_OR_RETURN(a.norm_post, FloatAttr(node, "norm_coefficient_post", 0.0f));
+  ZG_ASSIGN_OR_RETURN(a.alpha, ContractFloat(node, "alpha"));
+  ZG_ASSIGN_OR_RETURN(a.beta, ContractFloat(node, "beta"));
+  ZG_ASSIGN_OR_RETURN(a.epsilon, ContractFloat(node, "epsilon"));
+  ZG_ASSIGN_OR_RETURN(a.norm, ContractFloat(node, "norm_coefficient"));
+  ZG_ASSIGN_OR_RETURN(a.norm_post, ContractFloat(node, "norm_coefficient_post"));
   return a;
 }
 
@@ -55,11 +53,11 @@ struct MomentumAttrs {
 inline StatusOr<MomentumAttrs> ParseMomentumAttrs(const Node& node) {
   MomentumAttrs a;
   // All four attributes are required by the schema.
-  ZG_ASSIGN_OR_RETURN(a.alpha, FloatAttr(node, "alpha"));
-  ZG_ASSIGN_OR_RETURN(a.beta, FloatAttr(node, "beta"));
-  ZG_ASSIGN_OR_RETURN(a.norm, FloatAttr(node, "norm_coefficient"));
+  ZG_ASSIGN_OR_RETURN(a.alpha, ContractFloat(node, "alpha"));
+  ZG_ASSIGN_OR_RETURN(a.beta, ContractFloat(node, "beta"));
+  ZG_ASSIGN_OR_RETURN(a.norm, ContractFloat(node, "norm_coefficient"));
   // Compared through the StatusOr: GCC 12 at -O3 wrongly calls a moved-into string uninitialized.
-  const StatusOr<std::string> mode = StringAttr(node, "mode");
+  const StatusOr<std::string> mode = ContractString(node, "mode");
   if (!mode.ok()) return mode.status();
   ZG_RETURN_IF_NOT(*mode == "standard" || *mode == "nesterov", "mode '", *mode,
                    "' (expected 'standard' or 'nesterov')");
@@ -72,9 +70,9 @@ struct AdagradAttrs {
 };
 inline StatusOr<AdagradAttrs> ParseAdagradAttrs(const Node& node) {
   AdagradAttrs a;
-  ZG_ASSIGN_OR_RETURN(a.decay, FloatAttr(node, "decay_factor", 0.0f));
-  ZG_ASSIGN_OR_RETURN(a.epsilon, FloatAttr(node, "epsilon", 1e-6f));
-  ZG_ASSIGN_OR_RETURN(a.norm, FloatAttr(node, "norm_coefficient", 0.0f));
+  ZG_ASSIGN_OR_RETURN(a.decay, ContractFloat(node, "decay_factor"));
+  ZG_ASSIGN_OR_RETURN(a.epsilon, ContractFloat(node, "epsilon"));
+  ZG_ASSIGN_OR_RETURN(a.norm, ContractFloat(node, "norm_coefficient"));
   return a;
 }
 
@@ -94,35 +92,13 @@ class OnnxOptimizerKernelBase : public OpKernel {
   }
 
  protected:
-  OnnxOptimizerKernelBase(const KernelInfo& info, size_t n, size_t groups)
-      : OpKernel(info), n_(n), groups_(groups) {}
+  OnnxOptimizerKernelBase(const KernelInfo& info, size_t n) : OpKernel(info), n_(n) {}
 
-  StatusOr<std::vector<OutputInfo>> InferOutputsImpl(const ShapeContext& ctx) const override {
-    const TensorSpec* r = ctx.input(0);
-    const TensorSpec* t = ctx.input(1);
-    ZG_RETURN_IF_NOT(r != nullptr &&
-                         (r->dtype == DataType::kFloat32 || r->dtype == DataType::kFloat64) &&
-                         NumElements(r->shape) == 1,
-                     "R must be a float or double scalar");
-    ZG_RETURN_IF_NOT(t != nullptr && t->dtype == DataType::kInt64 && NumElements(t->shape) == 1,
-                     "T must be an int64 scalar");
-    std::vector<OutputInfo> outputs;
-    for (size_t group = 0; group < groups_; ++group) {
-      for (size_t i = 0; i < n_; ++i) {
-        const size_t index = 2 + group * n_ + i;
-        ZG_ASSIGN_OR_RETURN(const TensorSpec* spec, RequiredInput(ctx, index));
-        ZG_RETURN_IF_NOT(*spec == *ctx.input(2 + i), "input ", index, " is ",
-                         DataTypeName(spec->dtype), ShapeToString(spec->shape), " but X", i + 1,
-                         " is ", DataTypeName(ctx.input(2 + i)->dtype),
-                         ShapeToString(ctx.input(2 + i)->shape));
-        if (group != 1) outputs.push_back(OutputInfo{*spec, std::nullopt, static_cast<int>(index)});
-      }
-    }
-    return outputs;
+  Status PlanOutputs(const ShapeContext&, std::span<OutputInfo> outputs) const override {
+    UpdateInPlace(*contract()->optimizer, n_, outputs);
+    return Status::Ok();
   }
-
   const size_t n_;
-  const size_t groups_;
 };
 
 }  // namespace zerograph::runtime

@@ -7,12 +7,11 @@
 namespace zerograph::runtime {
 
 // Each family of CPU kernels registers itself here; RegisterCpuKernels calls them all.
-Status RegisterCpuBinaryKernels(KernelRegistry& registry);  // Add Sub Mul Div Greater ReluGrad
-Status RegisterCpuUnaryKernels(KernelRegistry& registry);   // Relu Neg Sqrt
-Status RegisterCpuMatMulKernels(KernelRegistry& registry);  // MatMul Gemm
-Status RegisterCpuReduceKernels(KernelRegistry& registry);  // ReduceSum ReduceMean
-Status RegisterCpuShapeKernels(KernelRegistry& registry);   // Identity Reshape Transpose Constant
-Status RegisterCpuCastKernels(KernelRegistry& registry);    // Cast
+Status RegisterCpuElementwiseKernels(KernelRegistry& registry);  // elementwise_ops.h's tables
+Status RegisterCpuMatMulKernels(KernelRegistry& registry);       // MatMul Gemm
+Status RegisterCpuReduceKernels(KernelRegistry& registry);       // ReduceSum ReduceMean
+Status RegisterCpuShapeKernels(KernelRegistry& registry);  // Identity Reshape Transpose Constant
+Status RegisterCpuCastKernels(KernelRegistry& registry);   // Cast
 Status RegisterCpuOptimizerKernels(KernelRegistry& registry);      // AdamW SGD
 Status RegisterCpuOnnxOptimizerKernels(KernelRegistry& registry);  // Adam Momentum Adagrad
 Status RegisterCpuFusedBufferKernels(KernelRegistry& registry);  // CoalesceTensors TensorViews ...

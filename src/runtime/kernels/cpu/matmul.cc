@@ -7,7 +7,7 @@
 #include <cstring>
 #include <memory>
 
-#include "runtime/kernels/cpu/broadcast.h"
+#include "runtime/kernels/broadcast.h"
 #include "runtime/kernels/cpu/cpu_kernels.h"
 #include "runtime/kernels/kernel_util.h"
 #include "runtime/kernels/matmul_shapes.h"

@@ -82,7 +82,7 @@ class AdamKernel final : public OnnxOptimizerKernel<T> {
 
  private:
   AdamKernel(const KernelInfo& info, size_t n, AdamAttrs attrs)
-      : OnnxOptimizerKernel<T>(info, n, 4), attrs_(attrs) {}
+      : OnnxOptimizerKernel<T>(info, n), attrs_(attrs) {}
   const AdamAttrs attrs_;
 };
 
@@ -133,7 +133,7 @@ class MomentumKernel final : public OnnxOptimizerKernel<T> {
 
  private:
   MomentumKernel(const KernelInfo& info, size_t n, MomentumAttrs attrs)
-      : OnnxOptimizerKernel<T>(info, n, 3), attrs_(attrs) {}
+      : OnnxOptimizerKernel<T>(info, n), attrs_(attrs) {}
   const MomentumAttrs attrs_;
 };
 
@@ -174,7 +174,7 @@ class AdagradKernel final : public OnnxOptimizerKernel<T> {
 
  private:
   AdagradKernel(const KernelInfo& info, size_t n, AdagradAttrs attrs)
-      : OnnxOptimizerKernel<T>(info, n, 3), attrs_(attrs) {}
+      : OnnxOptimizerKernel<T>(info, n), attrs_(attrs) {}
   const AdagradAttrs attrs_;
 };
 

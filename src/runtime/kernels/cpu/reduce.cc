@@ -8,7 +8,7 @@
 #include <memory>
 #include <vector>
 
-#include "runtime/kernels/cpu/broadcast.h"
+#include "runtime/kernels/broadcast.h"
 #include "runtime/kernels/cpu/cpu_kernels.h"
 #include "runtime/kernels/kernel_util.h"
 #include "runtime/kernels/reduce_shapes.h"
@@ -80,7 +80,7 @@ Status RegisterCpuReduceKernels(KernelRegistry& registry) {
        kCpu,
        {kFloat32, kFloat64, kFloat16, kBFloat16, kInt32, kInt64},
        0,
-       {1},
+       {},
        MakeTypedKernel<ReduceSumKernel, kFloat32, kFloat64, kFloat16, kBFloat16, kInt32, kInt64>}));
   ZG_RETURN_IF_ERROR(registry.Register(
       {"",
@@ -88,7 +88,7 @@ Status RegisterCpuReduceKernels(KernelRegistry& registry) {
        kCpu,
        {kFloat32, kFloat64, kFloat16, kBFloat16},
        0,
-       {1},
+       {},
        MakeTypedKernel<ReduceMeanKernel, kFloat32, kFloat64, kFloat16, kBFloat16>}));
   return Status::Ok();
 }

@@ -5,8 +5,7 @@
 namespace zerograph::runtime {
 
 Status RegisterCpuKernels(KernelRegistry& registry) {
-  ZG_RETURN_IF_ERROR(RegisterCpuBinaryKernels(registry));
-  ZG_RETURN_IF_ERROR(RegisterCpuUnaryKernels(registry));
+  ZG_RETURN_IF_ERROR(RegisterCpuElementwiseKernels(registry));
   ZG_RETURN_IF_ERROR(RegisterCpuMatMulKernels(registry));
   ZG_RETURN_IF_ERROR(RegisterCpuReduceKernels(registry));
   ZG_RETURN_IF_ERROR(RegisterCpuShapeKernels(registry));

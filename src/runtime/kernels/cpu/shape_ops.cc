@@ -3,7 +3,7 @@
 
 #include <memory>
 
-#include "runtime/kernels/cpu/broadcast.h"
+#include "runtime/kernels/broadcast.h"
 #include "runtime/kernels/cpu/cpu_kernels.h"
 #include "runtime/kernels/cpu/host_memory.h"
 #include "runtime/kernels/kernel_util.h"
@@ -64,8 +64,8 @@ Status RegisterCpuShapeKernels(KernelRegistry& registry) {
   const std::vector<DataType> all(std::begin(kAllDtypes), std::end(kAllDtypes));
   ZG_RETURN_IF_ERROR(registry.Register(
       {"", "Identity", kCpu, all, 0, {}, MakeKernel<IdentityKernel<HostMemory>>}));
-  ZG_RETURN_IF_ERROR(registry.Register(
-      {"", "Reshape", kCpu, all, 0, {1}, MakeKernelWithAttrs<ReshapeKernel<HostMemory>>}));
+  ZG_RETURN_IF_ERROR(
+      registry.Register({"", "Reshape", kCpu, all, 0, {}, MakeKernel<ReshapeKernel<HostMemory>>}));
   ZG_RETURN_IF_ERROR(
       registry.Register({"", "Transpose", kCpu, all, 0, {}, MakeKernelWithAttrs<TransposeKernel>}));
   ZG_RETURN_IF_ERROR(registry.Register({"",

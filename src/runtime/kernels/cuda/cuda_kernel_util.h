@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "runtime/kernels/cpu/broadcast.h"
+#include "runtime/kernels/broadcast.h"
 #include "runtime/kernels/cuda/strided_indexer.h"
 #include "zerograph/core/status.h"
 #include "zerograph/runtime/kernel.h"

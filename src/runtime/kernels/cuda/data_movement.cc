@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/kernels/cpu/broadcast.h"
+#include "runtime/kernels/broadcast.h"
 #include "runtime/kernels/cuda/cuda_kernel_util.h"
 #include "runtime/kernels/cuda/cuda_kernels.h"
 #include "runtime/kernels/cuda/elementwise_launch.h"
@@ -42,8 +42,8 @@ Status RegisterCudaDataMovementKernels(KernelRegistry& registry) {
   const std::vector<DataType> all(std::begin(kAllDtypes), std::end(kAllDtypes));
   ZG_RETURN_IF_ERROR(registry.Register(
       {"", "Identity", kCuda, all, 0, {}, MakeKernel<IdentityKernel<CudaMemory>>}));
-  ZG_RETURN_IF_ERROR(registry.Register(
-      {"", "Reshape", kCuda, all, 0, {1}, MakeKernelWithAttrs<ReshapeKernel<CudaMemory>>}));
+  ZG_RETURN_IF_ERROR(
+      registry.Register({"", "Reshape", kCuda, all, 0, {}, MakeKernel<ReshapeKernel<CudaMemory>>}));
   ZG_RETURN_IF_ERROR(registry.Register(
       {"", "Transpose", kCuda, all, 0, {}, MakeKernelWithAttrs<CudaTransposeKernel>}));
   ZG_RETURN_IF_ERROR(registry.Register({"",

@@ -56,6 +56,34 @@ struct DtypeOf<bool> {
   static constexpr DataType value = DataType::kBool;
 };
 
+// The device type of each dtype the element-wise tables name (elementwise_ops.h).
+template <DataType D>
+struct CudaType;
+template <>
+struct CudaType<DataType::kFloat32> {
+  using type = float;
+};
+template <>
+struct CudaType<DataType::kFloat64> {
+  using type = double;
+};
+template <>
+struct CudaType<DataType::kFloat16> {
+  using type = __half;
+};
+template <>
+struct CudaType<DataType::kBFloat16> {
+  using type = __nv_bfloat16;
+};
+template <>
+struct CudaType<DataType::kInt32> {
+  using type = int32_t;
+};
+template <>
+struct CudaType<DataType::kInt64> {
+  using type = int64_t;
+};
+
 // Calls fn(T{}) for the T among Ts whose dtype is `dtype`; cudaErrorNotSupported for any other.
 template <typename... Ts, typename Fn>
 cudaError_t DispatchDtype(DataType dtype, Fn&& fn) {

@@ -1,72 +1,16 @@
-// Element-wise CUDA kernels: binary ops with broadcasting, unary ops, Cast, the strided gather of
-// Transpose and Gemm's scaled C. Same-shape binary and unary ops load 16 bytes at a time when
-// every pointer allows it.
+// Element-wise CUDA kernels: the binary ops of elementwise_ops.h with broadcasting, its unary ops
+// (the functors the CPU loops call too), Cast, the strided gather of Transpose and Gemm's scaled C.
+// Same-shape binary and unary ops load 16 bytes at a time when every pointer allows it.
 
 #include <cstdint>
 #include <type_traits>
 
 #include "runtime/kernels/cuda/device_types.cuh"
 #include "runtime/kernels/cuda/elementwise_launch.h"
+#include "runtime/kernels/elementwise_ops.h"
 
 namespace zerograph::runtime::cuda {
 namespace {
-
-struct AddOp {
-  template <typename A>
-  __device__ static A Apply(A a, A b) {
-    return a + b;
-  }
-};
-struct SubOp {
-  template <typename A>
-  __device__ static A Apply(A a, A b) {
-    return a - b;
-  }
-};
-struct MulOp {
-  template <typename A>
-  __device__ static A Apply(A a, A b) {
-    return a * b;
-  }
-};
-struct DivOp {
-  template <typename A>
-  __device__ static A Apply(A a, A b) {
-    return a / b;
-  }
-};
-struct GreaterOp {
-  template <typename A>
-  __device__ static bool Apply(A a, A b) {
-    return a > b;
-  }
-};
-// Inputs (dY, X).
-struct ReluGradOp {
-  template <typename A>
-  __device__ static A Apply(A dy, A x) {
-    return x > A(0) ? dy : A(0);
-  }
-};
-
-struct ReluOp {
-  template <typename A>
-  __device__ static A Apply(A x) {
-    return x > A(0) ? x : A(0);
-  }
-};
-struct NegOp {
-  template <typename A>
-  __device__ static A Apply(A x) {
-    return -x;
-  }
-};
-struct SqrtOp {
-  template <typename A>
-  __device__ static A Apply(A x) {
-    return sqrt(x);  // correctly rounded for float and double (nvcc's default -prec-sqrt=true)
-  }
-};
 
 template <typename Out, typename T, typename V>
 __device__ __forceinline__ Out StoreAs(V value) {
@@ -205,62 +149,53 @@ __global__ void ScaledGatherKernel(T beta, const T* c, T* y, int64_t n, StridedI
   }
 }
 
-#define ZG_FLOAT_TYPES float, double, __half, __nv_bfloat16
-#define ZG_NUMERIC_TYPES ZG_FLOAT_TYPES, int32_t, int64_t
-#define ZG_CAST_TYPES ZG_NUMERIC_TYPES, int8_t, uint8_t, bool
+#define ZG_CAST_TYPES float, double, __half, __nv_bfloat16, int32_t, int64_t, int8_t, uint8_t, bool
 
-template <typename Op, bool kBoolOutput, typename... Ts>
-cudaError_t DispatchBinary(DataType dtype, const void* a, const void* b, void* out, int64_t n,
-                           const StridedIndexer* broadcast, cudaStream_t stream) {
-  return DispatchDtype<Ts...>(dtype, [&](auto tag) {
+template <typename Op, DataType... Ds>
+cudaError_t DispatchBinary(elementwise::Dtypes<Ds...>, DataType dtype, const void* a, const void* b,
+                           void* out, int64_t n, const StridedIndexer* broadcast,
+                           cudaStream_t stream) {
+  return DispatchDtype<typename CudaType<Ds>::type...>(dtype, [&](auto tag) {
     using T = decltype(tag);
-    using Out = std::conditional_t<kBoolOutput, bool, T>;
+    using Out = std::conditional_t<Op::kBoolOutput, bool, T>;
     return RunBinary<Op, T, Out>(a, b, out, n, broadcast, stream);
   });
 }
 
-template <typename Op, typename... Ts>
-cudaError_t DispatchUnary(DataType dtype, const void* x, void* y, int64_t n, cudaStream_t stream) {
-  return DispatchDtype<Ts...>(
+template <typename Op, DataType... Ds>
+cudaError_t DispatchUnary(elementwise::Dtypes<Ds...>, DataType dtype, const void* x, void* y,
+                          int64_t n, cudaStream_t stream) {
+  return DispatchDtype<typename CudaType<Ds>::type...>(
       dtype, [&](auto tag) { return RunUnary<Op, decltype(tag)>(x, y, n, stream); });
+}
+
+// Runs launch(Op{}) for the op at `index` of the list.
+template <typename... Ops, typename Launch>
+cudaError_t ForOpAt(elementwise::OpList<Ops...>, size_t index, Launch&& launch) {
+  cudaError_t result = cudaErrorNotSupported;
+  size_t i = 0;
+  (void)((i++ == index ? (result = launch(Ops{}), true) : false) || ...);
+  return result;
 }
 
 }  // namespace
 
-cudaError_t LaunchBinary(BinaryOp op, DataType dtype, const void* a, const void* b, void* out,
+cudaError_t LaunchBinary(size_t op, DataType dtype, const void* a, const void* b, void* out,
                          int64_t n, const StridedIndexer* broadcast, cudaStream_t stream) {
   if (n == 0) return cudaSuccess;
-  switch (op) {
-    case BinaryOp::kAdd:
-      return DispatchBinary<AddOp, false, ZG_NUMERIC_TYPES>(dtype, a, b, out, n, broadcast, stream);
-    case BinaryOp::kSub:
-      return DispatchBinary<SubOp, false, ZG_NUMERIC_TYPES>(dtype, a, b, out, n, broadcast, stream);
-    case BinaryOp::kMul:
-      return DispatchBinary<MulOp, false, ZG_NUMERIC_TYPES>(dtype, a, b, out, n, broadcast, stream);
-    case BinaryOp::kDiv:
-      return DispatchBinary<DivOp, false, ZG_FLOAT_TYPES>(dtype, a, b, out, n, broadcast, stream);
-    case BinaryOp::kGreater:
-      return DispatchBinary<GreaterOp, true, ZG_NUMERIC_TYPES>(dtype, a, b, out, n, broadcast,
-                                                               stream);
-    case BinaryOp::kReluGrad:
-      return DispatchBinary<ReluGradOp, false, float, __half, __nv_bfloat16>(dtype, a, b, out, n,
-                                                                             broadcast, stream);
-  }
-  return cudaErrorNotSupported;
+  return ForOpAt(elementwise::BinaryOps{}, op, [&](auto tag) {
+    using Op = decltype(tag);
+    return DispatchBinary<Op>(typename Op::Types{}, dtype, a, b, out, n, broadcast, stream);
+  });
 }
 
-cudaError_t LaunchUnary(UnaryOp op, DataType dtype, const void* x, void* y, int64_t n,
+cudaError_t LaunchUnary(size_t op, DataType dtype, const void* x, void* y, int64_t n,
                         cudaStream_t stream) {
   if (n == 0) return cudaSuccess;
-  switch (op) {
-    case UnaryOp::kRelu:
-      return DispatchUnary<ReluOp, ZG_FLOAT_TYPES>(dtype, x, y, n, stream);
-    case UnaryOp::kNeg:
-      return DispatchUnary<NegOp, ZG_NUMERIC_TYPES>(dtype, x, y, n, stream);
-    case UnaryOp::kSqrt:
-      return DispatchUnary<SqrtOp, ZG_FLOAT_TYPES>(dtype, x, y, n, stream);
-  }
-  return cudaErrorNotSupported;
+  return ForOpAt(elementwise::UnaryOps{}, op, [&](auto tag) {
+    using Op = decltype(tag);
+    return DispatchUnary<Op>(typename Op::Types{}, dtype, x, y, n, stream);
+  });
 }
 
 cudaError_t LaunchCast(DataType from, DataType to, const void* x, void* y, int64_t n,

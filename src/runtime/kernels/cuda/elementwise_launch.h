@@ -16,17 +16,14 @@
 
 namespace zerograph::runtime::cuda {
 
-enum class BinaryOp { kAdd, kSub, kMul, kDiv, kGreater, kReluGrad };
-enum class UnaryOp { kRelu, kNeg, kSqrt };
-
 // out[i] = op(a[i], b[i]) over n outputs, or with `broadcast` (operands 0 = a, 1 = b) each
-// operand's element for output i. Greater writes bool; the rest write `dtype`. The dtypes are
-// those the CPU registers for the op.
-cudaError_t LaunchBinary(BinaryOp op, DataType dtype, const void* a, const void* b, void* out,
+// operand's element for output i; `op` is the op's index in elementwise::BinaryOps
+// (elementwise::IndexOf), `dtype` one of its Types. Comparisons write bool; the rest `dtype`.
+cudaError_t LaunchBinary(size_t op, DataType dtype, const void* a, const void* b, void* out,
                          int64_t n, const StridedIndexer* broadcast, cudaStream_t stream);
 
-// y[i] = op(x[i]).
-cudaError_t LaunchUnary(UnaryOp op, DataType dtype, const void* x, void* y, int64_t n,
+// y[i] = op(x[i]), `op` the op's index in elementwise::UnaryOps.
+cudaError_t LaunchUnary(size_t op, DataType dtype, const void* x, void* y, int64_t n,
                         cudaStream_t stream);
 
 // y[i] = x[i] converted from `from` to `to` as the CPU's Cast converts (16-bit floats through

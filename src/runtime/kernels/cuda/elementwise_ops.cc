@@ -1,5 +1,5 @@
-// The element-wise ops on CUDA: Add Sub Mul Div Greater ReluGrad (broadcasting as on the CPU),
-// Relu Neg Sqrt, Cast. Shapes come from the shared bases; the kernels are in elementwise.cu.
+// The element-wise ops on CUDA: the tables of elementwise_ops.h (binary ops broadcasting as on the
+// CPU) and Cast. Shapes come from the op contracts; the kernels are in elementwise.cu.
 
 #include <algorithm>
 #include <array>
@@ -7,11 +7,12 @@
 #include <span>
 #include <string>
 
+#include "runtime/kernels/broadcast.h"
 #include "runtime/kernels/cast_shapes.h"
-#include "runtime/kernels/cpu/broadcast.h"
 #include "runtime/kernels/cuda/cuda_kernel_util.h"
 #include "runtime/kernels/cuda/cuda_kernels.h"
 #include "runtime/kernels/cuda/elementwise_launch.h"
+#include "runtime/kernels/elementwise_ops.h"
 #include "runtime/kernels/elementwise_shapes.h"
 #include "runtime/kernels/kernel_util.h"
 #include "zerograph/ir/op_role.h"
@@ -19,13 +20,13 @@
 namespace zerograph::runtime {
 namespace {
 
-using cuda::BinaryOp;
-using cuda::UnaryOp;
+using elementwise::Dtypes;
+using elementwise::OpList;
 
+// `op_` is the op's index in elementwise::BinaryOps.
 class CudaBinaryKernel final : public BinaryKernelBase {
  public:
-  CudaBinaryKernel(const KernelInfo& info, BinaryOp op)
-      : BinaryKernelBase(info, op == BinaryOp::kGreater, op == BinaryOp::kReluGrad), op_(op) {}
+  CudaBinaryKernel(const KernelInfo& info, size_t op) : BinaryKernelBase(info), op_(op) {}
 
  protected:
   Status ComputeImpl(const KernelContext& ctx) const override {
@@ -46,17 +47,13 @@ class CudaBinaryKernel final : public BinaryKernelBase {
   }
 
  private:
-  BinaryOp op_;
+  size_t op_;
 };
 
-template <BinaryOp kOp>
-StatusOr<std::unique_ptr<OpKernel>> MakeBinary(const KernelInfo& info) {
-  return std::unique_ptr<OpKernel>(new CudaBinaryKernel(info, kOp));
-}
-
+// `op_` is the op's index in elementwise::UnaryOps.
 class CudaUnaryKernel final : public UnaryKernelBase {
  public:
-  CudaUnaryKernel(const KernelInfo& info, UnaryOp op) : UnaryKernelBase(info), op_(op) {}
+  CudaUnaryKernel(const KernelInfo& info, size_t op) : UnaryKernelBase(info), op_(op) {}
 
  protected:
   Status ComputeImpl(const KernelContext& ctx) const override {
@@ -67,12 +64,31 @@ class CudaUnaryKernel final : public UnaryKernelBase {
   }
 
  private:
-  UnaryOp op_;
+  size_t op_;
 };
 
-template <UnaryOp kOp>
-StatusOr<std::unique_ptr<OpKernel>> MakeUnary(const KernelInfo& info) {
-  return std::unique_ptr<OpKernel>(new CudaUnaryKernel(info, kOp));
+// Registers Op for its dtypes as a Kernel made with the op's index in List (the launchers' key).
+template <typename Kernel, typename Op, typename List, DataType... Ds>
+Status RegisterOp(KernelRegistry& registry, Dtypes<Ds...>) {
+  return registry.Register({std::string(Op::kDomain),
+                            std::string(Op::kName),
+                            DeviceType::kCuda,
+                            {Ds...},
+                            0,
+                            {},
+                            [](const KernelInfo& info) -> StatusOr<std::unique_ptr<OpKernel>> {
+                              return std::unique_ptr<OpKernel>(
+                                  new Kernel(info, elementwise::IndexOf<Op>(List{})));
+                            }});
+}
+
+template <typename Kernel, typename... Ops>
+Status RegisterOps(KernelRegistry& registry, OpList<Ops...>) {
+  Status status;
+  ((status = status.ok() ? RegisterOp<Kernel, Ops, OpList<Ops...>>(registry, typename Ops::Types{})
+                         : status),
+   ...);
+  return status;
 }
 
 // The CPU's Cast dtypes (kernels/cpu/cast.cc), as sources and as targets.
@@ -112,35 +128,10 @@ class CudaCastKernel final : public CastKernelBase {
 }  // namespace
 
 Status RegisterCudaElementwiseKernels(KernelRegistry& registry) {
-  using enum DataType;
-  constexpr auto kCuda = DeviceType::kCuda;
-  const std::vector<DataType> numeric = {kFloat32, kFloat64, kFloat16, kBFloat16, kInt32, kInt64};
-  const std::vector<DataType> floats = {kFloat32, kFloat64, kFloat16, kBFloat16};
-  ZG_RETURN_IF_ERROR(
-      registry.Register({"", "Add", kCuda, numeric, 0, {}, MakeBinary<BinaryOp::kAdd>}));
-  ZG_RETURN_IF_ERROR(
-      registry.Register({"", "Sub", kCuda, numeric, 0, {}, MakeBinary<BinaryOp::kSub>}));
-  ZG_RETURN_IF_ERROR(
-      registry.Register({"", "Mul", kCuda, numeric, 0, {}, MakeBinary<BinaryOp::kMul>}));
-  ZG_RETURN_IF_ERROR(
-      registry.Register({"", "Div", kCuda, floats, 0, {}, MakeBinary<BinaryOp::kDiv>}));
-  ZG_RETURN_IF_ERROR(
-      registry.Register({"", "Greater", kCuda, numeric, 0, {}, MakeBinary<BinaryOp::kGreater>}));
-  ZG_RETURN_IF_ERROR(registry.Register({std::string(kZerographDomain),
-                                        "ReluGrad",
-                                        kCuda,
-                                        {kFloat32, kFloat16, kBFloat16},
-                                        0,
-                                        {},
-                                        MakeBinary<BinaryOp::kReluGrad>}));
-  ZG_RETURN_IF_ERROR(
-      registry.Register({"", "Relu", kCuda, floats, 0, {}, MakeUnary<UnaryOp::kRelu>}));
-  ZG_RETURN_IF_ERROR(
-      registry.Register({"", "Neg", kCuda, numeric, 0, {}, MakeUnary<UnaryOp::kNeg>}));
-  ZG_RETURN_IF_ERROR(
-      registry.Register({"", "Sqrt", kCuda, floats, 0, {}, MakeUnary<UnaryOp::kSqrt>}));
+  ZG_RETURN_IF_ERROR(RegisterOps<CudaUnaryKernel>(registry, elementwise::UnaryOps{}));
+  ZG_RETURN_IF_ERROR(RegisterOps<CudaBinaryKernel>(registry, elementwise::BinaryOps{}));
   const std::vector<DataType> cast(std::begin(kCastDtypes), std::end(kCastDtypes));
-  return registry.Register({"", "Cast", kCuda, cast, 0, {}, &CudaCastKernel::Create});
+  return registry.Register({"", "Cast", DeviceType::kCuda, cast, 0, {}, &CudaCastKernel::Create});
 }
 
 }  // namespace zerograph::runtime

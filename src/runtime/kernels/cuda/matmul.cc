@@ -8,7 +8,7 @@
 #include <memory>
 #include <span>
 
-#include "runtime/kernels/cpu/broadcast.h"
+#include "runtime/kernels/broadcast.h"
 #include "runtime/kernels/cuda/cublas_handles.h"
 #include "runtime/kernels/cuda/cuda_kernel_util.h"
 #include "runtime/kernels/cuda/cuda_kernels.h"

@@ -91,7 +91,7 @@ class CudaAdamKernel final : public OnnxOptimizerKernelBase {
 
  private:
   CudaAdamKernel(const KernelInfo& info, size_t n, AdamAttrs attrs)
-      : OnnxOptimizerKernelBase(info, n, 4), attrs_(attrs) {}
+      : OnnxOptimizerKernelBase(info, n), attrs_(attrs) {}
   const AdamAttrs attrs_;
 };
 
@@ -116,7 +116,7 @@ class CudaMomentumKernel final : public OnnxOptimizerKernelBase {
 
  private:
   CudaMomentumKernel(const KernelInfo& info, size_t n, MomentumAttrs attrs)
-      : OnnxOptimizerKernelBase(info, n, 3), attrs_(attrs) {}
+      : OnnxOptimizerKernelBase(info, n), attrs_(attrs) {}
   const MomentumAttrs attrs_;
 };
 
@@ -141,7 +141,7 @@ class CudaAdagradKernel final : public OnnxOptimizerKernelBase {
 
  private:
   CudaAdagradKernel(const KernelInfo& info, size_t n, AdagradAttrs attrs)
-      : OnnxOptimizerKernelBase(info, n, 3), attrs_(attrs) {}
+      : OnnxOptimizerKernelBase(info, n), attrs_(attrs) {}
   const AdagradAttrs attrs_;
 };
 

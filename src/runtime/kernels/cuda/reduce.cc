@@ -5,7 +5,7 @@
 #include <memory>
 #include <vector>
 
-#include "runtime/kernels/cpu/broadcast.h"
+#include "runtime/kernels/broadcast.h"
 #include "runtime/kernels/cuda/cuda_kernel_util.h"
 #include "runtime/kernels/cuda/cuda_kernels.h"
 #include "runtime/kernels/cuda/reduce_launch.h"
@@ -55,14 +55,14 @@ Status RegisterCudaReduceKernels(KernelRegistry& registry) {
                                         kCuda,
                                         {kFloat32, kFloat64, kFloat16, kBFloat16, kInt32, kInt64},
                                         0,
-                                        {1},
+                                        {},
                                         MakeKernelWithAttrs<CudaReduceKernel<false>>}));
   return registry.Register({"",
                             "ReduceMean",
                             kCuda,
                             {kFloat32, kFloat64, kFloat16, kBFloat16},
                             0,
-                            {1},
+                            {},
                             MakeKernelWithAttrs<CudaReduceKernel<true>>});
 }
 

@@ -1,5 +1,5 @@
-#ifndef ZEROGRAPH_SRC_RUNTIME_KERNELS_CPU_BROADCAST_H_
-#define ZEROGRAPH_SRC_RUNTIME_KERNELS_CPU_BROADCAST_H_
+#ifndef ZEROGRAPH_SRC_RUNTIME_KERNELS_BROADCAST_H_
+#define ZEROGRAPH_SRC_RUNTIME_KERNELS_BROADCAST_H_
 
 #include <cstdint>
 #include <span>
@@ -10,9 +10,8 @@
 
 namespace zerograph::runtime {
 
-// ONNX multidirectional (numpy) broadcasting: shapes align at the right; each dimension pair is
-// equal or one of them is 1.
-StatusOr<Shape> BroadcastShapes(std::span<const int64_t> a, std::span<const int64_t> b);
+// Walking broadcast operands, shared by the CPU loops and the CUDA kernels' index setup (the
+// broadcast shape itself is the IR's BroadcastShapes).
 
 // How to walk the output of a broadcast: dimensions collapsed as far as every operand allows,
 // each operand's strides (0 along broadcast dimensions), innermost last, at least one dimension.
@@ -55,4 +54,4 @@ void ForEachRun(const BroadcastPlan& plan, Fn&& fn) {
 
 }  // namespace zerograph::runtime
 
-#endif  // ZEROGRAPH_SRC_RUNTIME_KERNELS_CPU_BROADCAST_H_
+#endif  // ZEROGRAPH_SRC_RUNTIME_KERNELS_BROADCAST_H_

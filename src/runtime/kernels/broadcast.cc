@@ -1,23 +1,10 @@
-#include "runtime/kernels/cpu/broadcast.h"
+#include "runtime/kernels/broadcast.h"
 
 #include <algorithm>
 
 #include "zerograph/core/str_cat.h"
 
 namespace zerograph::runtime {
-
-StatusOr<Shape> BroadcastShapes(std::span<const int64_t> a, std::span<const int64_t> b) {
-  const size_t rank = std::max(a.size(), b.size());
-  Shape out(rank);
-  for (size_t i = 0; i < rank; ++i) {
-    const int64_t da = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
-    const int64_t db = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
-    ZG_RETURN_IF_NOT(da == db || da == 1 || db == 1, "shapes ", ShapeToString(a), " and ",
-                     ShapeToString(b), " do not broadcast");
-    out[i] = da == 1 ? db : da;
-  }
-  return out;
-}
 
 BroadcastPlan PlanBroadcast(std::span<const int64_t> out,
                             std::span<const std::span<const int64_t>> inputs) {

@@ -1,0 +1,44 @@
+#ifndef ZEROGRAPH_IR_SHAPE_INFERENCE_H_
+#define ZEROGRAPH_IR_SHAPE_INFERENCE_H_
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "zerograph/core/status.h"
+#include "zerograph/ir/tensor_spec.h"
+
+namespace zerograph {
+
+class Graph;
+class Value;
+
+// The dtype and shape of every value whose type is recorded with known dimensions or follows
+// from its producer's op contract. A side table: the graph is not changed, so a pass may infer
+// shapes without changing what it writes.
+class InferredShapes {
+ public:
+  // The value's spec, or null when neither recorded nor inferable (an op without a contract, a
+  // symbolic dimension upstream, a host-read input whose value is not known before running).
+  const TensorSpec* Find(const Value& value) const;
+
+  // Values with a spec, and of those, how many were inferred rather than recorded.
+  int64_t known() const { return known_; }
+  int64_t inferred() const { return inferred_; }
+
+ private:
+  friend StatusOr<InferredShapes> InferShapes(const Graph&, int);
+  std::vector<std::optional<TensorSpec>> specs_;  // by value id
+  int64_t known_ = 0;
+  int64_t inferred_ = 0;
+};
+
+// Walks the schedule once, running each node's shape function (OpContract::infer) where its
+// inputs are known. A recorded type wins over an inferred one; when both are known and disagree,
+// or a shape function refuses its inputs, the error names the node. `nranks` is the ranks the
+// graph runs on (LocalShard's shards), 0 for the graph's own `zerograph.nranks`, else 1.
+StatusOr<InferredShapes> InferShapes(const Graph& graph, int nranks = 0);
+
+}  // namespace zerograph
+
+#endif  // ZEROGRAPH_IR_SHAPE_INFERENCE_H_

@@ -1,0 +1,44 @@
+#include "ir/contracts/optimizer_shape.h"
+
+#include <algorithm>
+
+#include "ir/contracts/shape_functions.h"
+
+namespace zerograph::contracts {
+
+Status CheckScalarInput(const ShapeContext& ctx, size_t index, std::span<const DataType> dtypes,
+                        std::string_view what) {
+  const TensorSpec* spec = ctx.input(index);
+  ZG_RETURN_IF_NOT(spec != nullptr, what, " is missing");
+  const bool allowed = std::find(dtypes.begin(), dtypes.end(), spec->dtype) != dtypes.end();
+  ZG_RETURN_IF_NOT(allowed && ElementCount(spec->shape) == 1, what, " must be a ",
+                   DataTypeName(dtypes.front()), " scalar, got ", DataTypeName(spec->dtype),
+                   ShapeToString(spec->shape));
+  return Status::Ok();
+}
+
+StatusOr<std::vector<TensorSpec>> OptimizerOutputs(const ShapeContext& ctx,
+                                                   const OptimizerLayout& layout) {
+  const size_t scalars = static_cast<size_t>(layout.num_scalars);
+  const size_t groups = 2 + static_cast<size_t>(layout.num_states);  // X, G, states
+  const size_t tensors = ctx.num_inputs() - std::min(ctx.num_inputs(), scalars);
+  ZG_RETURN_IF_NOT(tensors > 0 && tensors % groups == 0, "expects ", scalars, " scalars and ",
+                   groups, " groups of n tensors, got ", ctx.num_inputs(), " inputs");
+  const size_t n = tensors / groups;
+  std::vector<TensorSpec> outputs;
+  outputs.reserve(n * (groups - 1));
+  for (size_t group = 0; group < groups; ++group) {
+    for (size_t i = 0; i < n; ++i) {
+      const size_t index = scalars + group * n + i;
+      ZG_ASSIGN_OR_RETURN(const TensorSpec* spec, ctx.Required(index));
+      const TensorSpec& x = *ctx.input(scalars + i);
+      ZG_RETURN_IF_NOT(*spec == x, "input ", index, " is ", DataTypeName(spec->dtype),
+                       ShapeToString(spec->shape), " but X", i + 1, " is ", DataTypeName(x.dtype),
+                       ShapeToString(x.shape));
+      if (group != 1) outputs.push_back(*spec);  // no output for the gradients
+    }
+  }
+  return outputs;
+}
+
+}  // namespace zerograph::contracts

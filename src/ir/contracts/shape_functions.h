@@ -1,0 +1,26 @@
+#ifndef ZEROGRAPH_SRC_IR_CONTRACTS_SHAPE_FUNCTIONS_H_
+#define ZEROGRAPH_SRC_IR_CONTRACTS_SHAPE_FUNCTIONS_H_
+
+// Shape functions that several ops share.
+
+#include <vector>
+
+#include "zerograph/ir/op_contract.h"
+
+namespace zerograph::contracts {
+
+// One output with input 0's dtype and shape (Relu, Identity, Nop, AllReduce).
+StatusOr<std::vector<TensorSpec>> SameAsFirstInput(const ShapeContext& ctx);
+// Two inputs of one dtype, broadcast (numpy): one output of that dtype (Add, Mul).
+StatusOr<std::vector<TensorSpec>> BroadcastBinary(const ShapeContext& ctx);
+// As BroadcastBinary, with a bool output (Greater, Equal).
+StatusOr<std::vector<TensorSpec>> BroadcastComparison(const ShapeContext& ctx);
+// Two inputs of one dtype and one shape: one output like them (ReluGrad).
+StatusOr<std::vector<TensorSpec>> SameShapeBinary(const ShapeContext& ctx);
+
+// Elements in `shape` (1 for a scalar).
+int64_t ElementCount(std::span<const int64_t> shape);
+
+}  // namespace zerograph::contracts
+
+#endif  // ZEROGRAPH_SRC_IR_CONTRACTS_SHAPE_FUNCTIONS_H_

@@ -1,0 +1,116 @@
+#include "zerograph/ir/shape_inference.h"
+
+#include <charconv>
+#include <string_view>
+
+#include "zerograph/core/str_cat.h"
+#include "zerograph/ir/graph.h"
+#include "zerograph/ir/op_contract.h"
+
+namespace zerograph {
+namespace {
+
+// The recorded spec of `value`, when its type has every dimension.
+std::optional<TensorSpec> RecordedSpec(const Value& value) {
+  std::optional<TensorType> type = value.type();
+  if (!type || type->dtype == DataType::kUndefined || !type->dims) return std::nullopt;
+  for (int64_t d : *type->dims) {
+    if (d < 0) return std::nullopt;
+  }
+  return TensorSpec{type->dtype, *type->dims};
+}
+
+// An initializer's bytes as a HostValue, for the host-read inputs of shape functions.
+std::optional<HostValue> InitializerValue(const Value& value) {
+  const Tensor* tensor = value.initializer();
+  if (tensor == nullptr) return std::nullopt;
+  StatusOr<std::span<const std::byte>> bytes = tensor->Bytes();
+  if (!bytes.ok()) return std::nullopt;
+  return HostValue{tensor->dtype(), tensor->dims(), *bytes};
+}
+
+int GraphRanks(const Graph& graph) {
+  std::optional<std::string_view> text = graph.GetMetadata("zerograph.nranks");
+  int nranks = 1;
+  if (text) std::from_chars(text->data(), text->data() + text->size(), nranks);
+  return nranks >= 1 ? nranks : 1;
+}
+
+std::string Label(const Node& node) {
+  return StrCat("node '", node.name(), "' (", node.op_type(), ")");
+}
+
+}  // namespace
+
+const TensorSpec* InferredShapes::Find(const Value& value) const {
+  const size_t id = static_cast<size_t>(value.id());
+  return id < specs_.size() && specs_[id] ? &*specs_[id] : nullptr;
+}
+
+StatusOr<InferredShapes> InferShapes(const Graph& graph, int nranks) {
+  InferredShapes shapes;
+  shapes.specs_.resize(static_cast<size_t>(graph.value_id_bound()));
+  auto record = [&](const Value& value) {
+    std::optional<TensorSpec>& slot = shapes.specs_[static_cast<size_t>(value.id())];
+    slot = RecordedSpec(value);
+    if (slot) ++shapes.known_;
+  };
+  for (const Value* value : graph.inputs()) record(*value);
+  for (const Value* value : graph.initializers()) record(*value);
+
+  const int ranks = nranks > 0 ? nranks : GraphRanks(graph);
+  std::vector<const TensorSpec*> inputs;
+  std::vector<std::optional<HostValue>> host_values;
+  std::vector<const HostValue*> values;
+  for (const Node* node : graph.nodes()) {
+    const OpContract* contract = OpContracts::Get().Find(node->domain(), node->op_type(),
+                                                         graph.OpsetVersion(node->domain()));
+    inputs.assign(node->num_inputs(), nullptr);
+    host_values.assign(node->num_inputs(), std::nullopt);
+    values.assign(node->num_inputs(), nullptr);
+    // Known when every input is, and so is the value of every host-read input (a shape computed
+    // at run time leaves the outputs unknown).
+    bool known = contract != nullptr;
+    for (size_t i = 0; i < node->num_inputs() && known; ++i) {
+      const Value* input = node->input(i);
+      if (input == nullptr) continue;
+      inputs[i] = shapes.Find(*input);
+      known = inputs[i] != nullptr;
+      if (known && contract->IsHostInput(i)) {
+        host_values[i] = InitializerValue(*input);
+        known = host_values[i].has_value();
+        values[i] = known ? &*host_values[i] : nullptr;
+      }
+    }
+    std::optional<std::vector<TensorSpec>> specs;
+    if (known) {
+      StatusOr<std::vector<TensorSpec>> inferred =
+          contract->infer(ShapeContext{node, inputs, values, ranks});
+      if (!inferred.ok()) return std::move(inferred).status().WithContext(Label(*node));
+      ZG_RET_CHECK(inferred->size() == node->num_outputs(), Label(*node), " inferred ",
+                   inferred->size(), " outputs for ", node->num_outputs());
+      specs = std::move(*inferred);
+    }
+    for (size_t o = 0; o < node->num_outputs(); ++o) {
+      const Value* output = node->output(o);
+      if (output == nullptr) continue;
+      record(*output);
+      std::optional<TensorSpec>& slot = shapes.specs_[static_cast<size_t>(output->id())];
+      if (!specs) continue;
+      const TensorSpec& inferred = (*specs)[o];
+      if (!slot) {
+        slot = inferred;
+        ++shapes.known_;
+        ++shapes.inferred_;
+        continue;
+      }
+      ZG_RETURN_IF_NOT(*slot == inferred, Label(*node), ": output '", output->name(),
+                       "' is recorded as ", DataTypeName(slot->dtype), ShapeToString(slot->shape),
+                       " but its inputs make it ", DataTypeName(inferred.dtype),
+                       ShapeToString(inferred.shape));
+    }
+  }
+  return shapes;
+}
+
+}  // namespace zerograph
