@@ -7,12 +7,6 @@
 
 namespace zerograph::runtime {
 
-int64_t NumElements(std::span<const int64_t> shape) {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  return n;
-}
-
 std::string ShapeToString(std::span<const int64_t> shape) {
   return StrCat("[", StrJoin(shape, ","), "]");
 }

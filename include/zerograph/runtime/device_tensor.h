@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "zerograph/core/num_elements.h"
 #include "zerograph/core/status.h"
 #include "zerograph/ir/dtype.h"
 #include "zerograph/runtime/buffer.h"
@@ -19,8 +20,6 @@ class Device;
 // Dimensions of a tensor, outermost first; {} is a scalar.
 using Shape = std::vector<int64_t>;
 
-// Elements in a tensor of `shape` (1 for a scalar).
-int64_t NumElements(std::span<const int64_t> shape);
 // "[2,3]", "[]".
 std::string ShapeToString(std::span<const int64_t> shape);
 
