@@ -2,11 +2,8 @@
 // overlap pass), checks the result for hazards and writes it. `--check FILE` checks a rewritten
 // graph without writing anything.
 
-#include <unistd.h>
-
 #include <cstdint>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -16,6 +13,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli_main.h"
+#include "zerograph/core/atomic_file.h"
 #include "zerograph/core/status.h"
 #include "zerograph/core/str_cat.h"
 #include "zerograph/ir/graph.h"
@@ -124,27 +122,6 @@ Status CheckRewrittenGraph(const std::string& path) {
   }
   std::cout << path << ": ok (" << graph->num_nodes() << " nodes, rewritten for "
             << (spec && spec->nranks ? *spec->nranks : 1) << " rank(s))\n";
-  return Status::Ok();
-}
-
-// Writes `text` to `path` whole or not at all.
-Status WriteFileAtomically(const std::string& path, const std::string& text) {
-  const std::string temporary = StrCat(path, ".tmp-", ::getpid());
-  {
-    std::ofstream out(temporary, std::ios::binary);
-    out << text;
-    out.flush();
-    if (!out.good()) {
-      std::filesystem::remove(temporary);
-      return UnavailableError(StrCat("cannot write '", path, "'"));
-    }
-  }
-  std::error_code error;
-  std::filesystem::rename(temporary, path, error);
-  if (error) {
-    std::filesystem::remove(temporary);
-    return UnavailableError(StrCat("cannot write '", path, "': ", error.message()));
-  }
   return Status::Ok();
 }
 

@@ -1,10 +1,8 @@
 #include "zerograph/ckpt/checkpoint.h"
 
 #include <fcntl.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -15,8 +13,11 @@
 
 #include "checksummed_file.h"
 #include "crc32.h"
-#include "file_io.h"
 #include "zerograph/ckpt/safetensors.h"
+#include "zerograph/core/atomic_file.h"
+#include "zerograph/core/hash.h"
+#include "zerograph/core/json.h"
+#include "zerograph/core/num_elements.h"
 #include "zerograph/core/str_cat.h"
 #include "zerograph/ir/graph.h"
 #include "zerograph/ir/node.h"
@@ -29,17 +30,6 @@ namespace zerograph {
 namespace {
 
 using Json = nlohmann::ordered_json;
-
-std::string Fnv1a64(std::string_view text) {
-  uint64_t hash = 0xcbf29ce484222325ULL;
-  for (char c : text) {
-    hash ^= static_cast<unsigned char>(c);
-    hash *= 0x100000001b3ULL;
-  }
-  char hex[17];
-  std::snprintf(hex, sizeof(hex), "%016llx", static_cast<unsigned long long>(hash));
-  return StrCat("fnv1a64:", hex);
-}
 
 std::string ShapeText(std::span<const int64_t> shape) {
   return StrCat("[", StrJoin(shape, ","), "]");
@@ -113,12 +103,6 @@ int64_t FileOffset(const SafetensorsFile& file, const SafetensorsFile::TensorInf
   return info.bytes.data() - file.mapping()->bytes().data();
 }
 
-int64_t Numel(std::span<const int64_t> shape) {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  return n;
-}
-
 }  // namespace
 
 std::string_view CheckpointKindName(CheckpointKind kind) {
@@ -142,8 +126,8 @@ StatusOr<CheckpointKind> ParseCheckpointKind(std::string_view name) {
       StrCat("unknown checkpoint kind '", name, "' (unbalanced, balanced, consolidated)"));
 }
 
-int64_t StateTensor::numel() const { return Numel(shape); }
-int64_t CheckpointTensor::numel() const { return Numel(shape); }
+int64_t StateTensor::numel() const { return NumElements(shape); }
+int64_t CheckpointTensor::numel() const { return NumElements(shape); }
 
 StatusOr<StateModel> StateModel::FromGraph(const Graph& graph) {
   ZG_ASSIGN_OR_RETURN(std::optional<TrainingSpec> spec, ReadTrainingSpec(graph));
@@ -201,7 +185,7 @@ std::string StateModel::ModelHash() const {
     text += StrCat(t.name, " ", DtypeText(t.dtype), " ", ShapeText(t.shape), " ",
                    t.is_param ? "param" : "state", "\n");
   }
-  return Fnv1a64(text);
+  return Fnv1a64Text(Fnv1a64(text));
 }
 
 const StateTensor* StateModel::FindBuffer(std::string_view name) const {
@@ -266,8 +250,8 @@ std::string CheckpointManifest::ToJson() const {
 }
 
 StatusOr<CheckpointManifest> CheckpointManifest::FromJson(std::string_view text) {
-  Json json = Json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
-  ZG_RETURN_IF_NOT(!json.is_discarded() && json.is_object(), "manifest.json is not a JSON object");
+  ZG_ASSIGN_OR_RETURN(Json json, ParseJson(text, "manifest.json"));
+  ZG_RETURN_IF_NOT(json.is_object(), "manifest.json is not a JSON object");
   auto integer = [&](const char* key) -> StatusOr<int64_t> {
     ZG_RETURN_IF_NOT(json.contains(key) && json[key].is_number_integer(), "manifest.json: '", key,
                      "' is missing or not an integer");
@@ -479,49 +463,29 @@ StatusOr<CheckpointManifest::File> WriteCheckpointFile(const std::string& dir,
   for (int i = 0; i < 8; ++i) len_bytes[i] = static_cast<std::byte>((header_len >> (8 * i)) & 0xff);
 
   const std::string path = StrCat(dir, "/", file_name);
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0) return IoError("cannot create", path, errno);
+  ZG_ASSIGN_OR_RETURN(std::unique_ptr<AtomicFile> file, AtomicFile::Create(path));
   uint32_t crc = Crc32(0, len_bytes);
   crc = Crc32(crc, std::as_bytes(std::span(text)));
-  Status status = WriteAll(fd, path, len_bytes);
-  if (status.ok()) status = WriteAll(fd, path, std::as_bytes(std::span(text)));
+  ZG_RETURN_IF_ERROR(file->Append(len_bytes));
+  ZG_RETURN_IF_ERROR(file->Append(text));
   std::vector<std::byte> chunk;
   StreamPosition stream{static_cast<off_t>(8 + header_len)};
   for (const Entry& e : entries) {
-    if (!status.ok()) break;
     const size_t element = ElementSize(e.tensor->dtype);
     const int64_t per_chunk = std::max<int64_t>(1, static_cast<int64_t>(chunk_bytes / element));
-    for (int64_t at = e.piece->begin; at < e.piece->end && status.ok(); at += per_chunk) {
+    for (int64_t at = e.piece->begin; at < e.piece->end; at += per_chunk) {
       const int64_t end = std::min(e.piece->end, at + per_chunk);
       chunk.resize(static_cast<size_t>(end - at) * element);
-      status = source(*e.tensor, at, end, chunk);
-      if (!status.ok()) {
-        status =
-            std::move(status).WithContext(StrCat("writing '", e.tensor->name, "' to '", path, "'"));
-        break;
-      }
+      ZG_RETURN_IF_ERROR(
+          source(*e.tensor, at, end, chunk)
+              .WithContext(StrCat("writing '", e.tensor->name, "' to '", path, "'")));
       crc = Crc32(crc, chunk);
-      status = WriteAll(fd, path, chunk);
-      if (status.ok()) WriteBehind(fd, static_cast<off_t>(chunk.size()), stream);
+      ZG_RETURN_IF_ERROR(file->Append(chunk));
+      WriteBehind(file->fd(), static_cast<off_t>(chunk.size()), stream);
     }
   }
-  if (status.ok() && ::fsync(fd) != 0) status = IoError("cannot flush", path, errno);
-  if (::close(fd) != 0 && status.ok()) status = IoError("cannot close", path, errno);
-  if (!status.ok()) {
-    ::unlink(path.c_str());
-    return status;
-  }
+  ZG_RETURN_IF_ERROR(file->Commit());
   return CheckpointManifest::File{file_name, static_cast<int64_t>(8 + header_len + offset), crc};
-}
-
-Status SyncDirectory(const std::string& dir) {
-  int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return IoError("cannot open the folder", dir, errno);
-  const int synced = ::fsync(fd);
-  const int error = errno;
-  ::close(fd);
-  if (synced != 0) return IoError("cannot flush the folder", dir, error);
-  return Status::Ok();
 }
 
 // --- reading ------------------------------------------------------------------------------------

@@ -3,7 +3,6 @@
 #include <unistd.h>
 
 #include <filesystem>
-#include <fstream>
 #include <functional>
 #include <map>
 #include <ostream>
@@ -13,20 +12,13 @@
 
 #include "zerograph/ckpt/safetensors.h"
 #include "zerograph/ckpt/training_checkpoint.h"
+#include "zerograph/core/atomic_file.h"
 #include "zerograph/core/str_cat.h"
 
 namespace zerograph {
 namespace {
 
 namespace fs = std::filesystem;
-
-Status WriteText(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << text;
-  out.flush();
-  if (!out.good()) return UnavailableError(StrCat("cannot write '", path, "'"));
-  return Status::Ok();
-}
 
 int64_t PieceBytes(const CheckpointTensor& tensor, const CheckpointPiece& piece) {
   return (piece.end - piece.begin) * static_cast<int64_t>(ElementSize(tensor.dtype));
@@ -198,14 +190,12 @@ Status ConvertCheckpoint(const std::string& in, const std::string& out,
       index["metadata"] = {{"total_size", total_bytes}};
       index["weight_map"] = nlohmann::ordered_json::object();
       for (const CheckpointTensor& t : plan.tensors) index["weight_map"][t.name] = t.pieces[0].file;
-      ZG_RETURN_IF_ERROR(WriteText(StrCat(temp, "/model.safetensors.index.json"), index.dump(2)));
+      ZG_RETURN_IF_ERROR(
+          WriteFileAtomically(StrCat(temp, "/model.safetensors.index.json"), index.dump(2)));
     }
     ZG_RETURN_IF_ERROR(reader->VerifyAll());
-    ZG_RETURN_IF_ERROR(WriteText(StrCat(temp, "/manifest.json"), manifest.ToJson()));
-    ZG_RETURN_IF_ERROR(SyncDirectory(temp));
-    fs::rename(temp, out, error);
-    if (error) return UnavailableError(StrCat("cannot rename '", temp, "': ", error.message()));
-    return Status::Ok();
+    ZG_RETURN_IF_ERROR(WriteFileAtomically(StrCat(temp, "/manifest.json"), manifest.ToJson()));
+    return RenameFolder(temp, out);
   }();
   if (!status.ok()) {
     fs::remove_all(temp, error);

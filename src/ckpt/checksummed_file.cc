@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "crc32.h"
-#include "file_io.h"
+#include "zerograph/core/io_error.h"
 #include "zerograph/core/str_cat.h"
 
 namespace zerograph {

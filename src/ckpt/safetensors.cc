@@ -1,20 +1,15 @@
 #include "zerograph/ckpt/safetensors.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <atomic>
-#include <cerrno>
-#include <cstring>
 #include <limits>
-#include <set>
+#include <memory>
 #include <tuple>
 #include <unordered_set>
 
 #include <nlohmann/json.hpp>
 
-#include "file_io.h"
+#include "zerograph/core/atomic_file.h"
+#include "zerograph/core/json.h"
 #include "zerograph/core/str_cat.h"
 
 namespace zerograph {
@@ -53,47 +48,18 @@ std::string ShapeText(std::span<const int64_t> shape) {
   return StrCat("[", StrJoin(shape, ","), "]");
 }
 
-// Writes `pieces` to a temporary file beside `path`, flushes it and renames it into place, so
-// readers see the old file or the whole new one, never a part.
+// Writes `pieces`, in order, to `path` through an AtomicFile.
 Status WriteFileAtomically(const std::string& path,
                            std::span<const std::span<const std::byte>> pieces) {
-  static std::atomic<uint64_t> counter{0};
-  const std::string temp = StrCat(path, ".tmp-", ::getpid(), "-", counter++);
-  int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return IoError("cannot create", temp, errno);
-  Status status;
-  for (std::span<const std::byte> piece : pieces) {
-    status = WriteAll(fd, temp, piece);
-    if (!status.ok()) break;
-  }
-  if (status.ok() && ::fsync(fd) != 0) status = IoError("cannot flush", temp, errno);
-  if (::close(fd) != 0 && status.ok()) status = IoError("cannot close", temp, errno);
-  if (status.ok() && ::rename(temp.c_str(), path.c_str()) != 0) {
-    status = IoError("cannot rename into place", path, errno);
-  }
-  if (!status.ok()) ::unlink(temp.c_str());
-  return status;
+  ZG_ASSIGN_OR_RETURN(std::unique_ptr<AtomicFile> file, AtomicFile::Create(path));
+  for (std::span<const std::byte> piece : pieces) ZG_RETURN_IF_ERROR(file->Append(piece));
+  return file->Commit();
 }
 
 // Parses the header, refusing duplicate keys: the reference reader would keep only one of them,
 // and which one differs between parsers.
 StatusOr<Json> ParseHeader(std::string_view text) {
-  std::optional<std::string> duplicate;
-  std::vector<std::set<std::string>> open_objects;
-  Json::parser_callback_t check_keys = [&](int, Json::parse_event_t event, Json& parsed) {
-    if (event == Json::parse_event_t::object_start) {
-      open_objects.emplace_back();
-    } else if (event == Json::parse_event_t::object_end) {
-      if (!open_objects.empty()) open_objects.pop_back();
-    } else if (event == Json::parse_event_t::key && !open_objects.empty() && parsed.is_string()) {
-      const std::string& key = parsed.get_ref<const std::string&>();
-      if (!open_objects.back().insert(key).second && !duplicate) duplicate = key;
-    }
-    return true;
-  };
-  Json json = Json::parse(text.begin(), text.end(), check_keys, /*allow_exceptions=*/false);
-  ZG_RETURN_IF_NOT(!json.is_discarded(), "header is not valid JSON");
-  ZG_RETURN_IF_NOT(!duplicate, "header has the key '", *duplicate, "' twice");
+  ZG_ASSIGN_OR_RETURN(Json json, ParseJson(text, "header"));
   ZG_RETURN_IF_NOT(json.is_object(), "header is not a JSON object");
   return json;
 }

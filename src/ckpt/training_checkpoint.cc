@@ -1,7 +1,5 @@
 #include "zerograph/ckpt/training_checkpoint.h"
 
-#include <unistd.h>
-
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -10,6 +8,7 @@
 #include <span>
 #include <vector>
 
+#include "zerograph/core/atomic_file.h"
 #include "zerograph/core/str_cat.h"
 #include "zerograph/runtime/communicator.h"
 #include "zerograph/runtime/device.h"
@@ -47,27 +46,6 @@ StatusOr<HeldBuffer> Held(const TrainingState& state, const StateTensor& buffer)
   return held;
 }
 
-Status WriteTextFileDurably(const std::string& path, const std::string& text) {
-  const std::string temp = StrCat(path, ".tmp");
-  {
-    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-    out << text;
-    out.flush();
-    if (!out.good()) return UnavailableError(StrCat("cannot write '", temp, "'"));
-  }
-  {
-    FILE* f = std::fopen(temp.c_str(), "rb");
-    if (f == nullptr) return UnavailableError(StrCat("cannot reopen '", temp, "'"));
-    const int synced = ::fsync(fileno(f));
-    std::fclose(f);
-    if (synced != 0) return UnavailableError(StrCat("cannot flush '", temp, "'"));
-  }
-  std::error_code error;
-  fs::rename(temp, path, error);
-  if (error) return UnavailableError(StrCat("cannot rename '", temp, "': ", error.message()));
-  return Status::Ok();
-}
-
 // Sums `values` over ranks (int64), on the executor's communication stream.
 Status SumOverRanks(const TrainingState& state, std::span<int64_t> values) {
   if (state.comm->size() == 1) return Status::Ok();
@@ -81,26 +59,21 @@ Status SumOverRanks(const TrainingState& state, std::span<int64_t> values) {
   return state.device->CopyToHost(tensor, std::as_writable_bytes(values));
 }
 
-// Rank 0's part of the commit: the manifest, the rename, `latest`.
+// Rank 0's part of the commit: the manifest, the rename, `latest`. Each step is on disk before
+// the next: a crash leaves the old checkpoint or the new one.
 Status Commit(const SaveCheckpointOptions& options, const CheckpointManifest& manifest,
               const std::string& temp, const std::string& final_dir) {
-  ZG_RETURN_IF_ERROR(WriteTextFileDurably(StrCat(temp, "/manifest.json"), manifest.ToJson()));
-  ZG_RETURN_IF_ERROR(SyncDirectory(temp));
+  ZG_RETURN_IF_ERROR(WriteFileAtomically(StrCat(temp, "/manifest.json"), manifest.ToJson()));
   std::error_code error;
   std::string old;
   if (fs::exists(final_dir)) {
     old = StrCat(options.root, "/.old-", StepDirName(options.step));
     fs::remove_all(old, error);
-    fs::rename(final_dir, old, error);
-    if (error)
-      return UnavailableError(StrCat("cannot move '", final_dir, "' aside: ", error.message()));
+    ZG_RETURN_IF_ERROR(RenameFolder(final_dir, old).WithContext("moving the old checkpoint aside"));
   }
-  fs::rename(temp, final_dir, error);
-  if (error) return UnavailableError(StrCat("cannot rename '", temp, "': ", error.message()));
-  ZG_RETURN_IF_ERROR(SyncDirectory(options.root));
-  ZG_RETURN_IF_ERROR(WriteTextFileDurably(StrCat(options.root, "/latest"),
-                                          StrCat(StepDirName(options.step), "\n")));
-  ZG_RETURN_IF_ERROR(SyncDirectory(options.root));
+  ZG_RETURN_IF_ERROR(RenameFolder(temp, final_dir));
+  ZG_RETURN_IF_ERROR(WriteFileAtomically(StrCat(options.root, "/latest"),
+                                         StrCat(StepDirName(options.step), "\n")));
   if (!old.empty()) fs::remove_all(old, error);
   return Status::Ok();
 }

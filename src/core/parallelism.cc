@@ -1,11 +1,25 @@
 #include "core/parallelism.h"
 
+#include <algorithm>
 #include <atomic>
 #include <mutex>
 #include <system_error>
 #include <vector>
 
 namespace zerograph {
+
+size_t StartThreads(size_t count, const std::function<void()>& work,
+                    std::vector<std::thread>& workers) {
+  size_t started = 0;
+  for (; started < count; ++started) {
+    try {
+      workers.emplace_back(work);
+    } catch (const std::system_error&) {
+      break;  // no more threads to be had
+    }
+  }
+  return started;
+}
 
 Status ParallelFor(size_t count, int threads, const std::function<Status(size_t)>& task) {
   std::atomic<size_t> next{0};
@@ -23,12 +37,9 @@ Status ParallelFor(size_t count, int threads, const std::function<Status(size_t)
     }
   };
   std::vector<std::thread> workers;
-  for (int t = 1; t < threads && static_cast<size_t>(t) < count; ++t) {
-    try {
-      workers.emplace_back(run);
-    } catch (const std::system_error&) {
-      break;  // no more threads to be had: the others, and this one, do it all
-    }
+  // The caller's thread is one of `threads`, and runs whatever the others leave.
+  if (count > 1 && threads > 1) {
+    StartThreads(std::min(static_cast<size_t>(threads - 1), count - 1), run, workers);
   }
   run();
   for (std::thread& worker : workers) worker.join();

@@ -4,21 +4,13 @@
 #include <cstring>
 #include <type_traits>
 
+#include "zerograph/core/num_elements.h"
 #include "zerograph/core/status.h"
 #include "zerograph/core/str_cat.h"
 #include "zerograph/ir/node.h"
 #include "zerograph/ir/value.h"
 
 namespace zerograph {
-namespace {
-
-int64_t NumElements(std::span<const int64_t> dims) {
-  int64_t numel = 1;
-  for (int64_t dim : dims) numel *= dim;
-  return numel;
-}
-
-}  // namespace
 
 GraphBuilder::GraphBuilder(Graph& graph, int64_t default_opset) : graph_(graph) {
   if (!graph_.OpsetVersion("")) graph_.SetOpsetVersion("", default_opset);

@@ -1,14 +1,16 @@
 #include "zerograph/ir/layout_manifest.h"
 
-#include <algorithm>
 #include <charconv>
-#include <cstdio>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "zerograph/core/hash.h"
+#include "zerograph/core/json.h"
+#include "zerograph/core/num_elements.h"
 
 namespace zerograph {
 namespace {
@@ -24,7 +26,7 @@ class CanonicalWriter {
  public:
   std::string& text() { return text_; }
 
-  // `key` is one of the manifest's own keys, plain ASCII: written without the check Quoted makes.
+  // `key` is one of the manifest's own keys, plain ASCII: written without AppendJsonString's check.
   void Key(std::string_view key) {
     Separate();
     text_ += '"';
@@ -41,7 +43,7 @@ class CanonicalWriter {
   }
   void String(std::string_view value) {
     Separate();
-    Quoted(value);
+    AppendJsonString(value, text_);
   }
   void Open(char bracket) {
     Separate();
@@ -64,21 +66,6 @@ class CanonicalWriter {
   void Separate() {
     if (!first_) text_ += ',';
     first_ = false;
-  }
-
-  // As dump() writes a string: a plain one (printable ASCII, no quote or backslash) as it is;
-  // anything else through nlohmann, which escapes it and refuses invalid UTF-8 as before.
-  void Quoted(std::string_view value) {
-    const bool plain = std::all_of(value.begin(), value.end(), [](char c) {
-      return c >= 0x20 && c <= 0x7e && c != '"' && c != '\\';
-    });
-    if (plain) {
-      text_ += '"';
-      text_ += value;
-      text_ += '"';
-    } else {
-      text_ += Json(std::string(value)).dump();
-    }
   }
 
   std::string text_;
@@ -151,20 +138,6 @@ void WriteBody(const LayoutManifest& manifest, CanonicalWriter& w) {
   });
 }
 
-// FNV-1a over `text` followed by `suffix`.
-std::string Fnv1a64(std::string_view text, std::string_view suffix = {}) {
-  uint64_t hash = 0xcbf29ce484222325ULL;
-  for (std::string_view part : {text, suffix}) {
-    for (unsigned char c : part) {
-      hash ^= c;
-      hash *= 0x100000001b3ULL;
-    }
-  }
-  char hex[17];
-  std::snprintf(hex, sizeof(hex), "%016llx", static_cast<unsigned long long>(hash));
-  return StrCat("fnv1a64:", hex);
-}
-
 StatusOr<DataType> ParseDtype(const Json& value, std::string_view where) {
   ZG_RETURN_IF_NOT(value.is_string(), where, ": dtype must be a string");
   const std::string name = value.get<std::string>();
@@ -208,13 +181,14 @@ std::string LayoutManifest::Hash() const {
   CanonicalWriter writer;
   WriteBody(*this, writer);
   writer.text() += '}';
-  return Fnv1a64(writer.text());
+  return Fnv1a64Text(Fnv1a64(writer.text()));
 }
 
 std::string LayoutManifest::ToJson() const {
   CanonicalWriter writer;
   WriteBody(*this, writer);
-  const std::string hash = Fnv1a64(writer.text(), "}");
+  // The hash of the text without it: the body and the closing brace.
+  const std::string hash = Fnv1a64Text(Fnv1a64("}", Fnv1a64(writer.text())));
   writer.Key("hash");
   writer.String(hash);
   writer.Close('}');
@@ -222,9 +196,8 @@ std::string LayoutManifest::ToJson() const {
 }
 
 StatusOr<LayoutManifest> LayoutManifest::FromJson(std::string_view json) {
-  Json root = Json::parse(json, nullptr, /*allow_exceptions=*/false);
-  ZG_RETURN_IF_NOT(!root.is_discarded() && root.is_object(),
-                   "layout manifest is not a JSON object");
+  ZG_ASSIGN_OR_RETURN(Json root, ParseJson(json, "layout manifest"));
+  ZG_RETURN_IF_NOT(root.is_object(), "layout manifest is not a JSON object");
   int64_t version = 0;
   ZG_RETURN_IF_ERROR(Field(root, "format_version", "layout manifest", version));
   ZG_RETURN_IF_NOT(version == 1, "layout manifest has format_version ", version,
@@ -267,9 +240,8 @@ StatusOr<LayoutManifest> LayoutManifest::FromJson(std::string_view json) {
       ZG_RETURN_IF_ERROR(Field(p, "numel", param_where, param.numel));
       ZG_RETURN_IF_ERROR(Field(p, "padded", param_where, param.padded));
       ZG_RETURN_IF_ERROR(Field(p, "states", param_where, param.states));
-      int64_t numel = 1;
-      for (int64_t d : param.shape) numel *= d;
-      ZG_RETURN_IF_NOT(numel == param.numel, param_where, ": numel ", param.numel,
+      StatusOr<int64_t> numel = CheckedNumElements(param.shape);
+      ZG_RETURN_IF_NOT(numel.ok() && *numel == param.numel, param_where, ": numel ", param.numel,
                        " does not match its shape");
       ZG_RETURN_IF_NOT(param.offset == expected_offset, param_where, ": offset ", param.offset,
                        ", expected ", expected_offset, " (parameters lie back to back)");

@@ -1,14 +1,8 @@
 #include "zerograph/ir/tensor.h"
 
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
-
 #include <onnx/onnx_pb.h>
+
+#include "zerograph/core/num_elements.h"
 
 namespace zerograph {
 namespace {
@@ -40,11 +34,7 @@ std::span<const int64_t> Tensor::dims() const {
   return {proto_->dims().data(), static_cast<size_t>(proto_->dims_size())};
 }
 
-int64_t Tensor::numel() const {
-  int64_t n = 1;
-  for (int64_t d : proto_->dims()) n *= d;
-  return n;
-}
+int64_t Tensor::numel() const { return NumElements(dims()); }
 
 StatusOr<std::span<const std::byte>> Tensor::Bytes() const {
   if (is_external()) return external_bytes_;
@@ -87,39 +77,6 @@ StatusOr<std::span<const std::byte>> Tensor::Bytes() const {
     converted_valid_ = true;
   }
   return std::span<const std::byte>(converted_);
-}
-
-StatusOr<std::shared_ptr<const MappedFile>> MappedFile::Open(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    int error = errno;
-    std::string message = StrCat("cannot open '", path, "': ", std::strerror(error));
-    return error == ENOENT ? NotFoundError(std::move(message))
-                           : UnavailableError(std::move(message));
-  }
-  struct stat info {};
-  if (::fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) {
-    ::close(fd);
-    return InvalidArgumentError(StrCat("'", path, "' is not a regular file"));
-  }
-  std::shared_ptr<MappedFile> file(new MappedFile());
-  file->path_ = path;
-  file->size_ = static_cast<size_t>(info.st_size);
-  if (file->size_ > 0) {
-    void* data = ::mmap(nullptr, file->size_, PROT_READ, MAP_PRIVATE, fd, 0);
-    if (data == MAP_FAILED) {
-      int error = errno;
-      ::close(fd);
-      return UnavailableError(StrCat("cannot map '", path, "': ", std::strerror(error)));
-    }
-    file->data_ = static_cast<const std::byte*>(data);
-  }
-  ::close(fd);
-  return std::shared_ptr<const MappedFile>(std::move(file));
-}
-
-MappedFile::~MappedFile() {
-  if (data_ != nullptr) ::munmap(const_cast<std::byte*>(data_), size_);
 }
 
 }  // namespace zerograph

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <charconv>
 #include <optional>
-#include <set>
 #include <string>
 #include <string_view>
 #include <unordered_set>
@@ -12,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "zerograph/core/json.h"
 #include "zerograph/core/str_cat.h"
 #include "zerograph/ir/graph.h"
 #include "zerograph/ir/value.h"
@@ -55,90 +55,18 @@ std::string TypeText(const Value& value) {
   return type ? type->ToString() : "untyped";
 }
 
-// Parses one metadata value as JSON, rejecting malformed text and duplicate object keys (a
-// duplicate would otherwise silently keep only one of the bindings).
-StatusOr<Json> ParseJson(std::string_view key, std::string_view text) {
-  bool duplicate = false;
-  std::string duplicate_name;
-  std::vector<std::set<std::string>> open_objects;
-  Json::parser_callback_t check_keys = [&](int, Json::parse_event_t event, Json& parsed) {
-    if (event == Json::parse_event_t::object_start) {
-      open_objects.emplace_back();
-    } else if (event == Json::parse_event_t::object_end) {
-      if (!open_objects.empty()) open_objects.pop_back();
-    } else if (event == Json::parse_event_t::key && !open_objects.empty() && parsed.is_string()) {
-      if (!open_objects.back().insert(parsed.get<std::string>()).second && !duplicate) {
-        duplicate = true;
-        duplicate_name = parsed.get<std::string>();
-      }
-    }
-    return true;
-  };
-  Json json = Json::parse(text.begin(), text.end(), check_keys, /*allow_exceptions=*/false);
-  ZG_RETURN_IF_NOT(!json.is_discarded(), "metadata '", key, "' is not valid JSON: ", text);
-  ZG_RETURN_IF_NOT(!duplicate, "metadata '", key, "' has the key '", duplicate_name, "' twice");
-  return json;
-}
+// How errors name a metadata value: "metadata 'zerograph.inputs'".
+std::string MetadataName(std::string_view key) { return StrCat("metadata '", key, "'"); }
 
-// Checks that `text` is JSON with no key twice in one object, as ParseJson does and with its
-// errors, without building the value; returns whether the top level is an object. Why: the layout
-// manifest of a large rewritten graph has an object per parameter, and nlohmann's callback parser
-// (ParseJson's) slows down with the size of the array it fills: a 23 MB layout took minutes.
-class JsonKeyChecker : public nlohmann::json_sax<nlohmann::json> {
- public:
-  bool top_is_object = false;
-  bool duplicate = false;
-  std::string duplicate_name;
-
-  bool key(string_t& name) override {
-    if (!open_objects_.empty() && !open_objects_.back().insert(name).second && !duplicate) {
-      duplicate = true;
-      duplicate_name = name;
-    }
-    return true;
-  }
-  bool start_object(std::size_t) override {
-    if (depth_++ == 0) top_is_object = true;
-    open_objects_.emplace_back();
-    return true;
-  }
-  bool end_object() override {
-    --depth_;
-    open_objects_.pop_back();
-    return true;
-  }
-  bool start_array(std::size_t) override {
-    ++depth_;
-    return true;
-  }
-  bool end_array() override {
-    --depth_;
-    return true;
-  }
-  bool null() override { return true; }
-  bool boolean(bool) override { return true; }
-  bool number_integer(number_integer_t) override { return true; }
-  bool number_unsigned(number_unsigned_t) override { return true; }
-  bool number_float(number_float_t, const string_t&) override { return true; }
-  bool string(string_t&) override { return true; }
-  bool binary(binary_t&) override { return true; }
-  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override {
-    return false;
-  }
-
- private:
-  int depth_ = 0;
-  std::vector<std::set<std::string>> open_objects_;
-};
-
-// ParseJson's checks and errors, and ReadTrainingSpec's test that the value is an object.
+// Checks that `text` is a JSON object, as ParseJson would read it (no key twice: a duplicate would
+// silently keep only one of two bindings), without building the value: the layout manifest of a
+// large rewritten graph has an object per parameter.
 Status CheckJsonObject(std::string_view key, std::string_view text) {
-  JsonKeyChecker checker;
-  const bool parsed = nlohmann::json::sax_parse(text.begin(), text.end(), &checker);
-  ZG_RETURN_IF_NOT(parsed, "metadata '", key, "' is not valid JSON: ", text);
-  ZG_RETURN_IF_NOT(!checker.duplicate, "metadata '", key, "' has the key '", checker.duplicate_name,
-                   "' twice");
-  ZG_RETURN_IF_NOT(checker.top_is_object, "metadata '", key, "' must be a JSON object");
+  ZG_RETURN_IF_ERROR(CheckJson(text, MetadataName(key)));
+  // Valid JSON is an object exactly when it opens with a brace.
+  const size_t first = text.find_first_not_of(" \t\n\r");
+  ZG_RETURN_IF_NOT(first != std::string_view::npos && text[first] == '{', "metadata '", key,
+                   "' must be a JSON object");
   return Status::Ok();
 }
 
@@ -162,7 +90,7 @@ Status CheckFedInput(const Graph& graph, std::string_view key, std::string_view 
 
 Status ReadInputs(const Graph& graph, std::string_view text, TrainingSpec& spec) {
   const std::string_view key = kInputsKey;
-  ZG_ASSIGN_OR_RETURN(Json json, ParseJson(key, text));
+  ZG_ASSIGN_OR_RETURN(Json json, ParseJson(text, MetadataName(key)));
   ZG_RETURN_IF_NOT(json.is_object(), "metadata '", key, "' must be a JSON object, got ", text);
   std::unordered_set<std::string> seen;
   for (const auto& [field, item] : json.items()) {
@@ -205,16 +133,16 @@ Status ReadInputs(const Graph& graph, std::string_view text, TrainingSpec& spec)
   return Status::Ok();
 }
 
-// Collects a flat JSON object of strings in file order. A SAX handler, because the state binding
-// has an entry per parameter and state: building an ordered_json object searches its keys
-// linearly on every insert, which is quadratic in the entries.
+// Collects a flat JSON object of strings in file order, from text CheckJson has passed (so no key
+// comes twice). A SAX handler, because the state binding has an entry per parameter and state:
+// building an ordered_json object searches its keys linearly on every insert, which is quadratic
+// in the entries.
 class StringMapHandler : public nlohmann::json_sax<nlohmann::json> {
  public:
   std::vector<std::pair<std::string, std::string>> entries;
   std::string error;
 
   bool key(string_t& name) override {
-    if (!seen_.insert(name).second) return Fail(StrCat("has the key '", name, "' twice"));
     key_ = name;
     return true;
   }
@@ -252,7 +180,6 @@ class StringMapHandler : public nlohmann::json_sax<nlohmann::json> {
   }
   int depth_ = 0;
   std::string key_;
-  std::unordered_set<std::string> seen_;
 };
 
 // The state binding as exporters write it: one flat JSON object of plain printable-ASCII names,
@@ -350,6 +277,7 @@ Status ReadStateBinding(const Graph& graph, std::string_view text, bool keep, Tr
   if (ReadPlainStateBinding(graph, text, keep, spec, new_values)) return Status::Ok();
   // The general reader: any JSON, and the error that names what is wrong.
   const std::string_view key = kStateBindingKey;
+  ZG_RETURN_IF_ERROR(CheckJson(text, MetadataName(key)));
   StringMapHandler handler;
   const bool parsed = nlohmann::json::sax_parse(text.begin(), text.end(), &handler);
   ZG_RETURN_IF_NOT(parsed && handler.error.empty(), "metadata '", key, "' ",
@@ -378,22 +306,6 @@ Status ReadStateBinding(const Graph& graph, std::string_view text, bool keep, Tr
 // Names are bytes to ONNX; replacing invalid UTF-8 keeps dump() from throwing.
 std::string Dump(const Json& json) {
   return json.dump(/*indent=*/-1, ' ', /*ensure_ascii=*/false, Json::error_handler_t::replace);
-}
-
-// Appends `text` as a JSON string, as Dump(Json(text)) writes it. A plain name (printable ASCII,
-// no quote or backslash) is copied between quotes, which is what Dump writes for it: the binding
-// has an entry per parameter and state, and building a Json value for each costs far more.
-void AppendJsonString(std::string_view text, std::string& out) {
-  const bool plain = std::all_of(text.begin(), text.end(), [](char c) {
-    return c >= 0x20 && c <= 0x7e && c != '"' && c != '\\';
-  });
-  if (!plain) {
-    out += Dump(Json(std::string(text)));
-    return;
-  }
-  out += '"';
-  out += text;
-  out += '"';
 }
 
 Status ReadNranks(std::string_view text, TrainingSpec& spec) {

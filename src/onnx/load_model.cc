@@ -1,16 +1,9 @@
 #include "zerograph/onnx/load_model.h"
 
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <charconv>
 #include <climits>
 #include <cstdint>
-#include <cstring>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -25,6 +18,8 @@
 #include "core/parallelism.h"
 #include "ir/proto_store.h"
 #include "onnx/model_parser.h"
+#include "zerograph/core/io_error.h"
+#include "zerograph/core/mapped_file.h"
 #include "zerograph/core/status.h"
 #include "zerograph/core/str_cat.h"
 #include "zerograph/ir/dtype.h"
@@ -41,71 +36,22 @@ namespace fs = std::filesystem;
 // The newest ONNX IR version we read (ONNX 1.16); we write 8.
 constexpr int64_t kMaxIrVersion = 10;
 
-// Closes a file descriptor on every return path.
-class ScopedFd {
- public:
-  explicit ScopedFd(int fd) : fd_(fd) {}
-  ~ScopedFd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  ScopedFd(const ScopedFd&) = delete;
-  ScopedFd& operator=(const ScopedFd&) = delete;
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
-
-// A failed open or read: a missing file is the user's to fix, other errors are the machine's.
-Status IoError(std::string_view what, int error) {
-  std::string message = StrCat(what, ": ", std::strerror(error));
-  switch (error) {
-    case ENOENT:
-    case ENOTDIR:
-      return NotFoundError(std::move(message));
-    case EACCES:
-    case EPERM:
-    case EISDIR:
-      return InvalidArgumentError(std::move(message));
-    default:
-      return UnavailableError(std::move(message));
-  }
-}
-
 // Bytes of model from which a parsing thread pays for its start.
 constexpr size_t kParseBytesPerThread = size_t{4} << 20;
 
-// A model file mapped for reading: the parser splits the graph's messages out of it and parses
-// them in parallel, and a mapping costs no copy.
-class MappedModelFile {
- public:
-  static StatusOr<std::unique_ptr<MappedModelFile>> Open(const std::string& path) {
-    ScopedFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-    if (fd.get() < 0) return IoError("cannot open the file", errno);
-    struct stat info {};
-    if (::fstat(fd.get(), &info) != 0) return IoError("cannot stat the file", errno);
-    ZG_RETURN_IF_NOT(S_ISREG(info.st_mode), "not a regular file");
-    if (info.st_size == 0) return DataLossError("the file is empty");
-    ZG_RETURN_IF_NOT(info.st_size <= INT_MAX, "the file is ", info.st_size,
-                     " bytes; protobuf cannot read a message of 2 GiB or more (keep large "
-                     "initializers in external data)");
-    const size_t size = static_cast<size_t>(info.st_size);
-    // Populated up front: the kernel maps the cached pages in one go, not on a fault per page.
-    void* data = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd.get(), 0);
-    if (data == MAP_FAILED) return IoError("cannot map the file", errno);
-    return std::unique_ptr<MappedModelFile>(
-        new MappedModelFile(static_cast<const std::byte*>(data), size));
-  }
-  ~MappedModelFile() { ::munmap(const_cast<std::byte*>(bytes_.data()), bytes_.size()); }
-  MappedModelFile(const MappedModelFile&) = delete;
-  MappedModelFile& operator=(const MappedModelFile&) = delete;
-
-  std::span<const std::byte> bytes() const { return bytes_; }
-
- private:
-  MappedModelFile(const std::byte* data, size_t size) : bytes_(data, size) {}
-  std::span<const std::byte> bytes_;
-};
+// Opens the model file. A mapping costs no copy, and the parser splits the graph's messages out of
+// it and parses them in parallel. Pages are mapped up front: the kernel maps the cached pages in
+// one go, not on a fault per page.
+StatusOr<std::shared_ptr<const MappedFile>> MapModelFile(const std::string& path) {
+  ZG_ASSIGN_OR_RETURN(std::shared_ptr<const MappedFile> file,
+                      MappedFile::Open(path, MappedFile::Pages::kUpFront));
+  const size_t size = file->bytes().size();
+  if (size == 0) return DataLossError("the file is empty");
+  ZG_RETURN_IF_NOT(size <= INT_MAX, "the file is ", size,
+                   " bytes; protobuf cannot read a message of 2 GiB or more (keep large "
+                   "initializers in external data)");
+  return file;
+}
 
 Status CheckModelHeader(const onnx::ModelProto& model) {
   ZG_RETURN_IF_NOT(model.ir_version() > 0, "the model has no ir_version");
@@ -169,7 +115,7 @@ class ExternalFiles {
       if (error == std::errc::no_such_file_or_directory) {
         return NotFoundError(StrCat(where, " does not exist"));
       }
-      return IoError(StrCat("cannot resolve ", where), error.value());
+      return IoError(StrCat("cannot resolve ", where), "", error.value());
     }
     ZG_RETURN_IF_NOT(IsInside(folder_, resolved), where, " resolves to '", resolved.string(),
                      "', outside the model's folder");
@@ -222,7 +168,7 @@ class ExternalFiles {
 };
 
 StatusOr<std::unique_ptr<Graph>> LoadModelImpl(const std::string& path) {
-  ZG_ASSIGN_OR_RETURN(std::unique_ptr<MappedModelFile> file, MappedModelFile::Open(path));
+  ZG_ASSIGN_OR_RETURN(std::shared_ptr<const MappedFile> file, MapModelFile(path));
   ZG_ASSIGN_OR_RETURN(
       std::unique_ptr<ModelParser> parser,
       ModelParser::Start(file->bytes(), ThreadsFor(file->bytes().size(), kParseBytesPerThread)));
@@ -232,7 +178,7 @@ StatusOr<std::unique_ptr<Graph>> LoadModelImpl(const std::string& path) {
   if (folder.empty()) folder = ".";
   std::error_code error;
   folder = fs::canonical(folder, error);
-  if (error) return IoError("cannot resolve the model's folder", error.value());
+  if (error) return IoError("cannot resolve the model's folder", "", error.value());
   ExternalFiles external_files(std::move(folder));
   ZG_ASSIGN_OR_RETURN(
       std::unique_ptr<Graph> graph,

@@ -6,7 +6,6 @@
 #include <cstdint>
 #include <optional>
 #include <string_view>
-#include <system_error>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -14,6 +13,7 @@
 #include <google/protobuf/io/coded_stream.h>
 #include <onnx/onnx_pb.h>
 
+#include "core/parallelism.h"
 #include "onnx/wire_format.h"
 #include "zerograph/core/str_cat.h"
 
@@ -150,15 +150,15 @@ StatusOr<std::unique_ptr<ModelParser>> ModelParser::Start(std::span<const std::b
 
   parser->num_chunks_ = (parser->items_.size() + kChunkItems - 1) / kChunkItems;
   parser->chunks_ = std::make_unique<Chunk[]>(parser->num_chunks_);
-  for (int i = 1; i < threads && static_cast<size_t>(i) < parser->num_chunks_; ++i) {
-    try {
-      parser->workers_.emplace_back([raw = parser.get()] {
-        while (raw->ParseNextChunk()) {
-        }
-      });
-    } catch (const std::system_error&) {
-      break;  // no more threads to be had: the others, and the caller's, parse it all
-    }
+  // However many start, they and the caller's thread parse it all.
+  if (threads > 1 && parser->num_chunks_ > 1) {
+    StartThreads(
+        std::min(static_cast<size_t>(threads - 1), parser->num_chunks_ - 1),
+        [raw = parser.get()] {
+          while (raw->ParseNextChunk()) {
+          }
+        },
+        parser->workers_);
   }
   // Alone, parsing everything first is faster than taking turns with building the graph: the
   // parse's and the graph's memory are then not interleaved.

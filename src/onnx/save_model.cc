@@ -1,13 +1,6 @@
 #include "zerograph/onnx/save_model.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <atomic>
-#include <cerrno>
-#include <climits>
 #include <cstdint>
-#include <cstring>
 #include <filesystem>
 #include <memory>
 #include <span>
@@ -20,6 +13,7 @@
 
 #include "core/parallelism.h"
 #include "onnx/model_writer.h"
+#include "zerograph/core/atomic_file.h"
 #include "zerograph/core/status.h"
 #include "zerograph/core/str_cat.h"
 #include "zerograph/ir/dtype.h"
@@ -34,93 +28,6 @@ namespace fs = std::filesystem;
 constexpr int64_t kWrittenIrVersion = 8;
 // External tensors start on page boundaries so that readers can map them directly.
 constexpr uint64_t kDataAlignment = 4096;
-Status IoError(std::string_view what, int error) {
-  std::string message = StrCat(what, ": ", std::strerror(error));
-  switch (error) {
-    case ENOENT:
-    case ENOTDIR:
-      return NotFoundError(std::move(message));
-    case EACCES:
-    case EPERM:
-    case EROFS:
-    case EISDIR:
-      return InvalidArgumentError(std::move(message));
-    default:
-      return UnavailableError(std::move(message));
-  }
-}
-
-// A file written under a temporary name in its destination's folder (so that the final rename is
-// atomic) and renamed into place by Commit(). Until then, destruction removes it: a failed save
-// leaves nothing behind.
-class TempFile {
- public:
-  static StatusOr<std::unique_ptr<TempFile>> Create(const fs::path& destination) {
-    // The counter keeps two saves of one process apart; the pid, two processes.
-    static std::atomic<uint64_t> counter{0};
-    std::unique_ptr<TempFile> file(new TempFile());
-    file->destination_ = destination;
-    file->temp_path_ =
-        destination.parent_path() / StrCat(".", destination.filename().string(), ".tmp-",
-                                           ::getpid(), "-", counter.fetch_add(1));
-    file->fd_ = ::open(file->temp_path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-    if (file->fd_ < 0) {
-      const int error = errno;
-      const fs::path folder = destination.parent_path().empty() ? "." : destination.parent_path();
-      return IoError(StrCat("cannot create a file in folder '", folder.string(), "'"), error);
-    }
-    return file;
-  }
-
-  ~TempFile() {
-    if (fd_ >= 0) ::close(fd_);
-    if (!committed_) ::unlink(temp_path_.c_str());
-  }
-  TempFile(const TempFile&) = delete;
-  TempFile& operator=(const TempFile&) = delete;
-
-  int fd() const { return fd_; }
-  const fs::path& destination() const { return destination_; }
-
-  // Flushes the bytes to disk before the rename can make them visible.
-  Status SyncAndClose() {
-    if (::fsync(fd_) != 0) return IoError(StrCat("cannot sync '", temp_path_.string(), "'"), errno);
-    const int fd = fd_;
-    fd_ = -1;
-    if (::close(fd) != 0) return IoError(StrCat("cannot close '", temp_path_.string(), "'"), errno);
-    return Status::Ok();
-  }
-
-  Status Commit() {
-    if (::rename(temp_path_.c_str(), destination_.c_str()) != 0) {
-      return IoError(
-          StrCat("cannot rename '", temp_path_.string(), "' to '", destination_.string(), "'"),
-          errno);
-    }
-    committed_ = true;
-    return Status::Ok();
-  }
-
- private:
-  TempFile() = default;
-  fs::path destination_;
-  fs::path temp_path_;
-  int fd_ = -1;
-  bool committed_ = false;
-};
-
-Status WriteAt(int fd, std::span<const std::byte> bytes, uint64_t offset, std::string_view what) {
-  while (!bytes.empty()) {
-    const ssize_t written = ::pwrite(fd, bytes.data(), bytes.size(), static_cast<off_t>(offset));
-    if (written < 0) {
-      if (errno == EINTR) continue;
-      return IoError(StrCat("cannot write ", what), errno);
-    }
-    bytes = bytes.subspan(static_cast<size_t>(written));
-    offset += static_cast<uint64_t>(written);
-  }
-  return Status::Ok();
-}
 
 // Writes external initializers into one data file beside the model, each at an aligned offset,
 // and points each tensor's message at its bytes there.
@@ -131,12 +38,11 @@ class DataFileWriter {
   Status Write(const Tensor& tensor, onnx::TensorProto& copy) {
     ZG_ASSIGN_OR_RETURN(std::span<const std::byte> bytes, tensor.Bytes());
     if (file_ == nullptr) {
-      ZG_ASSIGN_OR_RETURN(file_, TempFile::Create(destination_));
+      ZG_ASSIGN_OR_RETURN(file_, AtomicFile::Create(destination_.string()));
     }
     const uint64_t offset = (end_ + kDataAlignment - 1) / kDataAlignment * kDataAlignment;
-    ZG_RETURN_IF_ERROR(WriteAt(
-        file_->fd(), bytes, offset,
-        StrCat("initializer '", tensor.name(), "' to '", destination_.filename().string(), "'")));
+    ZG_RETURN_IF_ERROR(
+        file_->WriteAt(bytes, offset).WithContext(StrCat("initializer '", tensor.name(), "'")));
     end_ = offset + bytes.size();
 
     // Keep entries we do not rewrite (a checksum stays valid: the bytes are the same).
@@ -163,18 +69,16 @@ class DataFileWriter {
 
   // Sizes the file to cover every range (a last empty tensor may sit past the last byte written)
   // and syncs it. Returns the file to rename into place, or null when nothing was external.
-  StatusOr<TempFile*> Finish() {
-    if (file_ == nullptr) return static_cast<TempFile*>(nullptr);
-    if (::ftruncate(file_->fd(), static_cast<off_t>(end_)) != 0) {
-      return IoError(StrCat("cannot size '", destination_.filename().string(), "'"), errno);
-    }
-    ZG_RETURN_IF_ERROR(file_->SyncAndClose());
+  StatusOr<AtomicFile*> Finish() {
+    if (file_ == nullptr) return static_cast<AtomicFile*>(nullptr);
+    ZG_RETURN_IF_ERROR(file_->Truncate(end_));
+    ZG_RETURN_IF_ERROR(file_->Sync());
     return file_.get();
   }
 
  private:
   fs::path destination_;
-  std::unique_ptr<TempFile> file_;
+  std::unique_ptr<AtomicFile> file_;
   uint64_t end_ = 0;
 };
 
@@ -198,24 +102,15 @@ Status CheckFitsIrVersion8(const onnx::GraphProto& graph) {
 // start.
 constexpr size_t kSerializeMessagesPerThread = 32768;
 
-Status WriteModel(onnx::ModelProto& model, const TempFile& file) {
+Status WriteModel(onnx::ModelProto& model, const AtomicFile& file) {
   const onnx::GraphProto& graph = model.graph();
   const size_t messages =
       static_cast<size_t>(graph.node_size() + graph.initializer_size() + graph.input_size() +
                           graph.output_size() + graph.value_info_size());
-  const std::string what = StrCat("'", file.destination().filename().string(), "'");
   return SerializeModel(model, ThreadsFor(messages, kSerializeMessagesPerThread),
                         [&](uint64_t offset, std::span<const std::byte> bytes) {
-                          return WriteAt(file.fd(), bytes, offset, what);
+                          return file.WriteAt(bytes, offset);
                         });
-}
-
-// Makes the renames durable; a failure here loses nothing already visible, so it is not reported.
-void SyncFolder(const fs::path& folder) {
-  const int fd = ::open(folder.empty() ? "." : folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return;
-  ::fsync(fd);
-  ::close(fd);
 }
 
 Status SaveModelImpl(Graph& graph, const std::string& path) {
@@ -225,7 +120,7 @@ Status SaveModelImpl(Graph& graph, const std::string& path) {
   std::error_code error;
   ZG_RETURN_IF_NOT(!fs::is_directory(destination, error), "the path is a folder");
 
-  ZG_ASSIGN_OR_RETURN(std::unique_ptr<TempFile> model_file, TempFile::Create(destination));
+  ZG_ASSIGN_OR_RETURN(std::unique_ptr<AtomicFile> model_file, AtomicFile::Create(path));
   DataFileWriter data_writer(destination.parent_path() / StrCat(name, ".data"));
 
   // The file says IR 8 whatever the graph was loaded as; the graph itself keeps its version.
@@ -244,13 +139,11 @@ Status SaveModelImpl(Graph& graph, const std::string& path) {
   graph.SetIrVersion(loaded_ir_version);
   ZG_RETURN_IF_ERROR(written);
 
-  ZG_ASSIGN_OR_RETURN(TempFile * data_file, data_writer.Finish());
-  ZG_RETURN_IF_ERROR(model_file->SyncAndClose());
+  ZG_ASSIGN_OR_RETURN(AtomicFile * data_file, data_writer.Finish());
+  ZG_RETURN_IF_ERROR(model_file->Sync());
   // Data first: the new model must never point into an old data file.
   if (data_file != nullptr) ZG_RETURN_IF_ERROR(data_file->Commit());
-  ZG_RETURN_IF_ERROR(model_file->Commit());
-  SyncFolder(destination.parent_path());
-  return Status::Ok();
+  return model_file->Commit();
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "passes/buffer_fusion.h"
 
+#include "core/parallelism.h"
 #include "zerograph/ir/graph.h"
 #include "zerograph/ir/tensor.h"
 
@@ -12,7 +13,7 @@ BufferFusion::~BufferFusion() {
     dropping_ = true;
   }
   added_.notify_one();
-  if (worker_.joinable()) worker_.join();
+  for (std::thread& worker : workers_) worker.join();
 }
 
 void BufferFusion::Add(Value* target, std::vector<const Tensor*> sources,
@@ -27,13 +28,10 @@ void BufferFusion::Add(Value* target, std::vector<const Tensor*> sources,
     ++next_;
     return;
   }
-  if (!worker_.joinable()) {
-    try {
-      worker_ = std::thread([this] { Work(); });
-    } catch (const std::system_error&) {
-      // No thread to be had: Finish fills the buffers.
-    }
-  }
+  // Where no thread can be had, Finish fills the buffers.
+  if (workers_.empty())
+    StartThreads(
+        1, [this] { Work(); }, workers_);
   added_.notify_one();
 }
 
@@ -72,7 +70,8 @@ Status BufferFusion::Finish(Graph& graph) {
     finishing_ = true;
   }
   added_.notify_one();
-  if (worker_.joinable()) worker_.join();
+  for (std::thread& worker : workers_) worker.join();
+  workers_.clear();
   for (; next_ < jobs_.size(); ++next_) jobs_[next_].status = Fuse(jobs_[next_]);
   for (Job& job : jobs_) {
     ZG_RETURN_IF_ERROR(job.status);

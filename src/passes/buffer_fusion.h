@@ -62,7 +62,8 @@ class BufferFusion {
   bool finishing_ = false;
   // Set when the rewrite failed: the buffers will not be needed.
   bool dropping_ = false;
-  std::thread worker_;
+  // The worker, once one could be started.
+  std::vector<std::thread> workers_;
 };
 
 }  // namespace zerograph

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <limits>
 #include <string_view>
-#include <system_error>
 #include <unordered_map>
 
 #include <onnx/onnx_pb.h>
@@ -149,13 +148,10 @@ bool IsCollective(const Node& node) {
 CandidateSweep::CandidateSweep(const Graph& graph)
     : graph_(graph), slices_((graph.node_id_bound() + kNodesPerSlice - 1) / kNodesPerSlice) {
   // The caller's thread joins in Finish, after its own reading.
-  for (int t = 0; t < ThreadsFor(graph.num_nodes(), kNodesPerThread) - 1; ++t) {
-    try {
-      workers_.emplace_back([this] { SweepSlices(); });
-    } catch (const std::system_error&) {
-      break;  // no more threads to be had: the others, and the caller's, sweep it all
-    }
-  }
+  // However many start, they and the caller's thread sweep it all.
+  StartThreads(
+      static_cast<size_t>(ThreadsFor(graph.num_nodes(), kNodesPerThread) - 1),
+      [this] { SweepSlices(); }, workers_);
 }
 
 CandidateSweep::~CandidateSweep() {

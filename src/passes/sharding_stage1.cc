@@ -5,10 +5,10 @@
 #include <future>
 #include <limits>
 #include <optional>
-#include <system_error>
 #include <unordered_set>
 #include <vector>
 
+#include "core/parallelism.h"
 #include "passes/buffer_fusion.h"
 #include "passes/sharding_candidates.h"
 #include "zerograph/ir/graph.h"
@@ -24,16 +24,6 @@ constexpr int64_t kMiB = int64_t{1} << 20;
 
 TensorType Flat(DataType dtype, int64_t numel) {
   return TensorType{dtype, std::vector<int64_t>{numel}};
-}
-
-// Runs `task` on a thread of its own, or later in get() where no thread can be had.
-template <typename Task>
-auto OnTheSide(Task task) {
-  try {
-    return std::async(std::launch::async, task);
-  } catch (const std::system_error&) {
-    return std::async(std::launch::deferred, task);
-  }
 }
 
 class ShardingRewriter {
@@ -74,7 +64,7 @@ class ShardingRewriter {
     AllReduceWholeGradients();
     // The manifest is complete: its JSON (tens of MB on a large model) is written on the side
     // while the per-parameter updates are erased.
-    std::future<std::string> layout_json = OnTheSide([this] { return layout_.ToJson(); });
+    std::future<std::string> layout_json = RunOnTheSide([this] { return layout_.ToJson(); });
     ZG_RETURN_IF_ERROR(RetireOptimizers());
     UpdateMetadata(layout_json.get());
     ZG_RETURN_IF_ERROR(fusion_.Finish(graph_));

@@ -7,12 +7,6 @@
 
 namespace zerograph::runtime {
 
-int64_t NumElements(std::span<const int64_t> shape) {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  return n;
-}
-
 Shape ContiguousStrides(std::span<const int64_t> shape) {
   Shape strides(shape.size());
   int64_t stride = 1;

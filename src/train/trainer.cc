@@ -14,6 +14,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "zerograph/core/atomic_file.h"
+#include "zerograph/core/json.h"
+#include "zerograph/core/mapped_file.h"
+#include "zerograph/core/num_elements.h"
 #include "zerograph/ir/graph.h"
 #include "zerograph/runtime/communicator.h"
 #include "zerograph/runtime/device.h"
@@ -122,8 +126,7 @@ StatusOr<std::vector<StepResult>> Trainer::Train(const TrainOptions& options) {
   std::vector<StepResult> results;
   std::map<std::string, std::vector<std::byte>> rows;
   for (const auto& [name, spec] : dataset_->inputs()) {
-    rows[name].resize(static_cast<size_t>(runtime::NumElements(spec.shape)) *
-                      ElementSize(spec.dtype));
+    rows[name].resize(static_cast<size_t>(NumElements(spec.shape)) * ElementSize(spec.dtype));
   }
   const auto run_start = std::chrono::steady_clock::now();
   for (int64_t step = options.first_step; step < options.first_step + options.steps; ++step) {
@@ -215,30 +218,28 @@ Status Trainer::WriteTrace(const std::string& path) {
                             {"tid", it->second},
                             {"args", {{"step", event.step}}}});
   }
-  {
-    std::ofstream out(part);
-    out << trace_events.dump();
-    ZG_RETURN_IF_NOT(out.good(), "cannot write the trace '", part, "'");
-  }
   if (comm_->size() == 1) {
-    std::ofstream out(path);
-    out << Json{{"traceEvents", trace_events}, {"displayTimeUnit", "ms"}}.dump();
-    return Status::Ok();
+    return WriteFileAtomically(
+        path, Json{{"traceEvents", trace_events}, {"displayTimeUnit", "ms"}}.dump());
   }
+  ZG_RETURN_IF_ERROR(WriteFileAtomically(part, trace_events.dump()));
   ZG_RETURN_IF_ERROR(comm_->Barrier());
   if (comm_->rank() != 0) return Status::Ok();
   Json merged = Json::array();
   for (int r = 0; r < comm_->size(); ++r) {
     const std::string rank_part = StrCat(path, ".rank-", r);
-    std::ifstream in(rank_part);
-    Json part_events = Json::parse(in, nullptr, /*allow_exceptions=*/false);
-    ZG_RETURN_IF_NOT(part_events.is_array(), "cannot read the trace part '", rank_part, "'");
-    for (Json& event : part_events) merged.push_back(std::move(event));
+    ZG_ASSIGN_OR_RETURN(std::shared_ptr<const MappedFile> file, MappedFile::Open(rank_part));
+    const std::span<const std::byte> bytes = file->bytes();
+    ZG_ASSIGN_OR_RETURN(
+        nlohmann::ordered_json part_events,
+        ParseJson(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()),
+                  StrCat("the trace part '", rank_part, "'")));
+    ZG_RETURN_IF_NOT(part_events.is_array(), "the trace part '", rank_part, "' is not an array");
+    for (const nlohmann::ordered_json& event : part_events) merged.push_back(Json(event));
     std::filesystem::remove(rank_part);
   }
-  std::ofstream out(path);
-  out << Json{{"traceEvents", merged}, {"displayTimeUnit", "ms"}}.dump();
-  ZG_RETURN_IF_NOT(out.good(), "cannot write the trace '", path, "'");
+  ZG_RETURN_IF_ERROR(
+      WriteFileAtomically(path, Json{{"traceEvents", merged}, {"displayTimeUnit", "ms"}}.dump()));
   return Status::Ok();
 }
 

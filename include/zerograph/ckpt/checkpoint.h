@@ -203,16 +203,14 @@ class CheckpointReader {
 using PieceSource = std::function<Status(const CheckpointTensor& tensor, int64_t begin, int64_t end,
                                          std::span<std::byte> out)>;
 
-// Writes `plan`'s file `file_index` into `dir` (no temporary name: `dir` is the temporary one),
-// pulling the bytes through `source` at most `chunk_bytes` at a time, flushing it to disk.
+// Writes `plan`'s file `file_index` into `dir` through an AtomicFile (`dir` is itself the
+// checkpoint's temporary folder), pulling the bytes through `source` at most `chunk_bytes` at a
+// time. The file is on disk when this returns.
 // Returns the file's size and CRC-32.
 StatusOr<CheckpointManifest::File> WriteCheckpointFile(const std::string& dir,
                                                        const CheckpointPlan& plan,
                                                        size_t file_index, const PieceSource& source,
                                                        size_t chunk_bytes = size_t{16} << 20);
-
-// Syncs a directory's entries to disk (after a rename into it).
-Status SyncDirectory(const std::string& dir);
 
 }  // namespace zerograph
 

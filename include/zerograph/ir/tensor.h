@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "zerograph/core/mapped_file.h"
 #include "zerograph/core/status.h"
 #include "zerograph/ir/dtype.h"
 #include "zerograph/ir/graph_key.h"
@@ -17,8 +18,6 @@ class TensorProto;
 }  // namespace onnx
 
 namespace zerograph {
-
-class MappedFile;
 
 // The data of an initializer. Bytes are never copied on load: inline `raw_data` stays in the parsed
 // message, external data stays in a read-only mapping of its file. Typed fields (`float_data`, ...)
@@ -56,25 +55,6 @@ class Tensor {
   // Typed data converted to raw bytes on the first Bytes() call.
   mutable std::vector<std::byte> converted_;
   mutable bool converted_valid_ = false;
-};
-
-// A read-only memory mapping of a whole file, shared by every tensor stored in it.
-class MappedFile {
- public:
-  // Maps `path`; an empty file maps to an empty span.
-  static StatusOr<std::shared_ptr<const MappedFile>> Open(const std::string& path);
-  ~MappedFile();
-  MappedFile(const MappedFile&) = delete;
-  MappedFile& operator=(const MappedFile&) = delete;
-
-  std::span<const std::byte> bytes() const { return {data_, size_}; }
-  const std::string& path() const { return path_; }
-
- private:
-  MappedFile() = default;
-  std::string path_;
-  const std::byte* data_ = nullptr;
-  size_t size_ = 0;
 };
 
 }  // namespace zerograph

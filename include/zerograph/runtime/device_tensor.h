@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "zerograph/core/num_elements.h"
 #include "zerograph/core/status.h"
 #include "zerograph/ir/dtype.h"
 #include "zerograph/ir/op_contract.h"
@@ -21,8 +22,6 @@ class Device;
 using zerograph::Shape;
 using zerograph::ShapeToString;
 
-// Elements in a tensor of `shape` (1 for a scalar).
-int64_t NumElements(std::span<const int64_t> shape);
 
 // A typed, shaped window on a device buffer: what kernels read and write at run time (the IR's
 // zerograph::Tensor is an initializer's stored bytes). Copying a DeviceTensor makes another view

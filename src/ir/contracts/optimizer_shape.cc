@@ -11,7 +11,7 @@ Status CheckScalarInput(const ShapeContext& ctx, size_t index, std::span<const D
   const TensorSpec* spec = ctx.input(index);
   ZG_RETURN_IF_NOT(spec != nullptr, what, " is missing");
   const bool allowed = std::find(dtypes.begin(), dtypes.end(), spec->dtype) != dtypes.end();
-  ZG_RETURN_IF_NOT(allowed && ElementCount(spec->shape) == 1, what, " must be a ",
+  ZG_RETURN_IF_NOT(allowed && NumElements(spec->shape) == 1, what, " must be a ",
                    DataTypeName(dtypes.front()), " scalar, got ", DataTypeName(spec->dtype),
                    ShapeToString(spec->shape));
   return Status::Ok();

@@ -14,12 +14,6 @@ StatusOr<TensorSpec> Broadcast(const ShapeContext& ctx) {
 
 }  // namespace
 
-int64_t ElementCount(std::span<const int64_t> shape) {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  return n;
-}
-
 StatusOr<std::vector<TensorSpec>> SameAsFirstInput(const ShapeContext& ctx) {
   ZG_ASSIGN_OR_RETURN(const TensorSpec* x, ctx.Required(0));
   return std::vector<TensorSpec>{*x};

@@ -5,6 +5,7 @@
 
 #include <vector>
 
+#include "zerograph/core/num_elements.h"
 #include "zerograph/ir/op_contract.h"
 
 namespace zerograph::contracts {
@@ -17,9 +18,6 @@ StatusOr<std::vector<TensorSpec>> BroadcastBinary(const ShapeContext& ctx);
 StatusOr<std::vector<TensorSpec>> BroadcastComparison(const ShapeContext& ctx);
 // Two inputs of one dtype and one shape: one output like them (ReluGrad).
 StatusOr<std::vector<TensorSpec>> SameShapeBinary(const ShapeContext& ctx);
-
-// Elements in `shape` (1 for a scalar).
-int64_t ElementCount(std::span<const int64_t> shape);
 
 }  // namespace zerograph::contracts
 

@@ -188,13 +188,13 @@ StatusOr<std::vector<TensorSpec>> ReshapeShape(const ShapeContext& ctx) {
     }
     known *= out[i];
   }
-  const int64_t total = ElementCount(input);
+  const int64_t total = NumElements(input);
   if (inferred >= 0) {
     ZG_RETURN_IF_NOT(known != 0 && total % known == 0, "cannot infer -1 in shape ",
                      ShapeToString(requested), " for ", total, " elements");
     out[static_cast<size_t>(inferred)] = total / known;
   }
-  ZG_RETURN_IF_NOT(ElementCount(out) == total, "cannot reshape ", ShapeToString(input), " to ",
+  ZG_RETURN_IF_NOT(NumElements(out) == total, "cannot reshape ", ShapeToString(input), " to ",
                    ShapeToString(requested));
   return std::vector<TensorSpec>{{x->dtype, std::move(out)}};
 }

@@ -53,8 +53,8 @@ StatusOr<std::vector<TensorSpec>> CoalesceShape(const ShapeContext& ctx) {
     ZG_ASSIGN_OR_RETURN(const TensorSpec* spec, ctx.Required(i));
     ZG_RETURN_IF_NOT(spec->dtype == first->dtype, "input ", i, " is ", DataTypeName(spec->dtype),
                      ", input 0 is ", DataTypeName(first->dtype));
-    ZG_RETURN_IF_NOT(ElementCount(spec->shape) == numels[i], "input ", i, " ",
-                     ShapeToString(spec->shape), " has ", ElementCount(spec->shape),
+    ZG_RETURN_IF_NOT(NumElements(spec->shape) == numels[i], "input ", i, " ",
+                     ShapeToString(spec->shape), " has ", NumElements(spec->shape),
                      " elements, numels says ", numels[i]);
     end = std::max(end, offsets[i] + numels[i]);
   }
@@ -80,7 +80,7 @@ StatusOr<std::vector<TensorSpec>> TensorViewsShape(const ShapeContext& ctx) {
   ZG_RETURN_IF_NOT(offsets.size() == node.num_outputs() && ranks.size() == node.num_outputs(),
                    "offsets and ranks need one entry per output (", node.num_outputs(), "), got ",
                    offsets.size(), " and ", ranks.size());
-  const int64_t total = ElementCount(fused->shape);
+  const int64_t total = NumElements(fused->shape);
   std::vector<TensorSpec> outputs;
   size_t next = 0;
   for (size_t i = 0; i < ranks.size(); ++i) {
@@ -90,7 +90,7 @@ StatusOr<std::vector<TensorSpec>> TensorViewsShape(const ShapeContext& ctx) {
     Shape shape(dims.begin() + static_cast<int64_t>(next),
                 dims.begin() + static_cast<int64_t>(next) + rank);
     next += static_cast<size_t>(rank);
-    const int64_t n = ElementCount(shape);
+    const int64_t n = NumElements(shape);
     ZG_RETURN_IF_NOT(offsets[i] >= 0 && offsets[i] + n <= total, "view ", i, " ",
                      ShapeToString(shape), " at ", offsets[i], " exceeds the ", total,
                      " elements of the input");
@@ -105,7 +105,7 @@ StatusOr<std::vector<TensorSpec>> TensorViewsShape(const ShapeContext& ctx) {
 StatusOr<std::vector<TensorSpec>> ShardShape(const ShapeContext& ctx) {
   ZG_ASSIGN_OR_RETURN(const TensorSpec* fused, ctx.Required(0));
   ZG_ASSIGN_OR_RETURN(int64_t nranks, Ranks(ctx));
-  const int64_t total = ElementCount(fused->shape);
+  const int64_t total = NumElements(fused->shape);
   ZG_RETURN_IF_NOT(total % nranks == 0, "the fused buffer's ", total,
                    " elements do not split into ", nranks, " equal shards");
   return std::vector<TensorSpec>{{fused->dtype, {total / nranks}}};
@@ -115,7 +115,7 @@ StatusOr<std::vector<TensorSpec>> ShardShape(const ShapeContext& ctx) {
 StatusOr<std::vector<TensorSpec>> GatherShape(const ShapeContext& ctx) {
   ZG_ASSIGN_OR_RETURN(const TensorSpec* shard, ctx.Required(0));
   ZG_ASSIGN_OR_RETURN(int64_t nranks, Ranks(ctx));
-  return std::vector<TensorSpec>{{shard->dtype, {ElementCount(shard->shape) * nranks}}};
+  return std::vector<TensorSpec>{{shard->dtype, {NumElements(shard->shape) * nranks}}};
 }
 
 // Attribute lengths that follow the node's input or output count.

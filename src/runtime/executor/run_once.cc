@@ -1,13 +1,8 @@
 #include "zerograph/runtime/run_once.h"
 
-#include <unistd.h>
-
 #include <algorithm>
-#include <atomic>
 #include <cerrno>
 #include <cstdint>
-#include <cstdio>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -23,6 +18,8 @@
 
 #include <onnx/onnx_pb.h>
 
+#include "zerograph/core/atomic_file.h"
+#include "zerograph/core/io_error.h"
 #include "zerograph/core/status.h"
 #include "zerograph/core/str_cat.h"
 #include "zerograph/ir/dtype.h"
@@ -43,21 +40,12 @@ namespace {
 
 namespace fs = std::filesystem;
 
-Status IoError(std::string_view what, int error) {
-  std::string message = StrCat(what, ": ", std::strerror(error));
-  if (error == ENOENT || error == ENOTDIR) return NotFoundError(std::move(message));
-  if (error == EACCES || error == EPERM || error == EROFS || error == EISDIR) {
-    return InvalidArgumentError(std::move(message));
-  }
-  return UnavailableError(std::move(message));
-}
-
 // The tensor stored in `path`, on the host.
 StatusOr<HostTensorData> ReadTensorFile(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) return IoError(StrCat("cannot open '", path.string(), "'"), errno);
+  if (!in) return IoError("cannot open", path.string(), errno);
   std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) return IoError(StrCat("cannot read '", path.string(), "'"), errno);
+  if (in.bad()) return IoError("cannot read", path.string(), errno);
   onnx::TensorProto proto;
   if (!proto.ParseFromString(bytes)) {
     return DataLossError(StrCat("'", path.string(), "' is no TensorProto (truncated or corrupt)"));
@@ -105,32 +93,6 @@ std::vector<Value*> HostReadInputs(const Graph& graph, const KernelRegistry& reg
     }
   }
   return read;
-}
-
-// Writes `bytes` beside `path` under a temporary name, then renames it into place, so a reader
-// sees the old file or the whole new one. No fsync: the outputs of a run can be made again.
-Status WriteFileAtomically(const fs::path& path, const std::string& bytes) {
-  // The pid and the counter keep concurrent writers apart.
-  static std::atomic<uint64_t> counter{0};
-  const fs::path temp = path.parent_path() / StrCat(".", path.filename().string(), ".tmp-",
-                                                    ::getpid(), "-", counter.fetch_add(1));
-  {
-    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-    if (!out) return IoError(StrCat("cannot create '", temp.string(), "'"), errno);
-    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    out.close();
-    if (!out) {
-      const int error = errno;
-      std::remove(temp.c_str());
-      return IoError(StrCat("cannot write '", temp.string(), "'"), error);
-    }
-  }
-  if (std::rename(temp.c_str(), path.c_str()) != 0) {
-    const int error = errno;
-    std::remove(temp.c_str());
-    return IoError(StrCat("cannot rename '", temp.string(), "' to '", path.string(), "'"), error);
-  }
-  return Status::Ok();
 }
 
 }  // namespace
@@ -190,7 +152,7 @@ Status RunOnce(const std::string& model_path, const std::string& input_dir,
   if (!ran.ok()) return std::move(ran).WithContext(StrCat("running '", model_path, "'"));
 
   fs::create_directories(output_dir, error);
-  if (error) return IoError(StrCat("cannot create folder '", output_dir, "'"), error.value());
+  if (error) return IoError("cannot create folder", output_dir, error.value());
   for (size_t i = 0; i < output_names.size(); ++i) {
     const std::string& name = output_names[i];
     const DeviceTensor* tensor = (*executor)->Find(name);
@@ -202,7 +164,7 @@ Status RunOnce(const std::string& model_path, const std::string& input_dir,
     std::string bytes;
     ZG_RET_CHECK(proto.SerializeToString(&bytes), "cannot serialize output '", name, "'");
     ZG_RETURN_IF_ERROR(
-        WriteFileAtomically(fs::path(output_dir) / StrCat("output_", i, ".pb"), bytes));
+        WriteFileAtomically((fs::path(output_dir) / StrCat("output_", i, ".pb")).string(), bytes));
   }
   return Status::Ok();
 }
