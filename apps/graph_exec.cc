@@ -23,8 +23,8 @@
 #include "zerograph/runtime/cuda.h"
 #include "zerograph/runtime/device.h"
 #include "zerograph/runtime/kernel_registry.h"
-#include "zerograph/runtime/run_once.h"
 #include "zerograph/runtime/stream.h"
+#include "zerograph/tools/run_once.h"
 #include "zerograph/train/lr_schedule.h"
 #include "zerograph/train/trainer.h"
 
