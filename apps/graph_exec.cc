@@ -15,7 +15,6 @@
 
 #include "cli_main.h"
 #include "zerograph/ckpt/checkpoint.h"
-#include "zerograph/ckpt/training_checkpoint.h"
 #include "zerograph/core/status.h"
 #include "zerograph/ir/graph.h"
 #include "zerograph/onnx/load_model.h"
@@ -23,10 +22,11 @@
 #include "zerograph/runtime/cuda.h"
 #include "zerograph/runtime/device.h"
 #include "zerograph/runtime/kernel_registry.h"
-#include "zerograph/runtime/run_once.h"
 #include "zerograph/runtime/stream.h"
+#include "zerograph/tools/run_once.h"
 #include "zerograph/train/lr_schedule.h"
 #include "zerograph/train/trainer.h"
+#include "zerograph/train/training_checkpoint.h"
 
 namespace zerograph {
 namespace {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -24,7 +25,7 @@
 #include "zerograph/ir/tensor.h"
 #include "zerograph/ir/training_spec.h"
 #include "zerograph/ir/value.h"
-#include "zerograph/passes/optimizer_signature.h"
+#include "zerograph/ir/optimizer_signature.h"
 
 namespace zerograph {
 namespace {
@@ -706,6 +707,23 @@ Status CheckpointReader::ReadBuffer(const StateModel& target, std::string_view b
   ZG_ASSIGN_OR_RETURN(std::vector<SourceRange> ranges,
                       LocateBuffer(target, buffer, begin, end, static_cast<int64_t>(out.size())));
   return Copy(ranges, out);
+}
+
+StatusOr<std::string> ResolveCheckpointDir(const std::string& path) {
+  namespace fs = std::filesystem;
+  if (fs::exists(fs::path(path) / "manifest.json")) return path;
+  std::ifstream latest(fs::path(path) / "latest");
+  if (latest) {
+    std::string name;
+    latest >> name;
+    ZG_RETURN_IF_NOT(!name.empty() && name.find('/') == std::string::npos, "'", path,
+                     "/latest' does not name a checkpoint folder");
+    return StrCat(path, "/", name);
+  }
+  return InvalidArgumentError(
+      StrCat("'", path,
+             "' has no manifest.json: it is not a committed checkpoint (a save that is still "
+             "being written or was interrupted), nor a --save folder with a 'latest' file"));
 }
 
 }  // namespace zerograph

@@ -10,8 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "zerograph/ckpt/checkpoint.h"
 #include "zerograph/ckpt/safetensors.h"
-#include "zerograph/ckpt/training_checkpoint.h"
 #include "zerograph/core/atomic_file.h"
 #include "zerograph/core/str_cat.h"
 

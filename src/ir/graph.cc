@@ -4,8 +4,8 @@
 
 #include <onnx/onnx_pb.h>
 
-#include "ir/graph_feed.h"
-#include "ir/proto_store.h"
+#include "zerograph/ir/graph_feed.h"
+#include "zerograph/ir/proto_store.h"
 
 namespace zerograph {
 namespace {

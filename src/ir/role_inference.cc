@@ -8,37 +8,12 @@
 #include "zerograph/core/str_cat.h"
 #include "zerograph/ir/graph.h"
 #include "zerograph/ir/node.h"
+#include "zerograph/ir/optimizer_signature.h"
 #include "zerograph/ir/training_spec.h"
 #include "zerograph/ir/value.h"
 
 namespace zerograph {
 namespace {
-
-// The input layout of an optimizer op: `leading` scalar inputs (lr, step), then `groups` runs of n
-// tensors each (X.., G.., states..). Run `grad_group` holds the gradients; every other run is state
-// the op updates.
-struct OptimizerLayout {
-  std::string_view domain;
-  std::string_view op_type;
-  size_t leading;
-  size_t groups;
-  size_t grad_group;
-};
-
-constexpr OptimizerLayout kOptimizers[] = {
-    {kZerographDomain, "AdamW", 2, 4, 1},    // lr, step, X, G, M, V
-    {kZerographDomain, "SGD", 1, 2, 1},      // lr, X, G
-    {kTrainingDomain, "Adam", 2, 4, 1},      // R, T, X, G, V, H
-    {kTrainingDomain, "Momentum", 2, 3, 1},  // R, T, X, G, V
-    {kTrainingDomain, "Adagrad", 2, 3, 1},   // R, T, X, G, H
-};
-
-const OptimizerLayout* FindOptimizer(const Node& node) {
-  for (const OptimizerLayout& layout : kOptimizers) {
-    if (node.Is(layout.domain, layout.op_type)) return &layout;
-  }
-  return nullptr;
-}
 
 // Post-processing keeps a gradient's shape (casts, scales, clipping). A single-input node that
 // changes it, such as the ReduceSum that turns a layer's output gradient into its bias gradient,
@@ -90,14 +65,18 @@ StatusOr<std::vector<int64_t>> InferRoleBits(const Graph& graph, const TrainingS
   // Mutable state: what an optimizer updates, and what the state binding replaces. Every other
   // initializer is a constant, always ready, so it does not count as a dynamic input.
   std::vector<bool> is_state(num_value_ids, false);
+  // An optimizer's inputs are its scalars, then groups of n: X, G (not state), the states.
   for (const Node* node : graph.nodes()) {
-    const OptimizerLayout* layout = FindOptimizer(*node);
-    if (layout == nullptr || node->num_inputs() < layout->leading) continue;
-    const size_t n = (node->num_inputs() - layout->leading) / layout->groups;
-    for (size_t group = 0; group < layout->groups; ++group) {
-      if (group == layout->grad_group) continue;
+    std::optional<OptimizerSignature> signature = FindOptimizerSignature(*node);
+    if (!signature) continue;
+    const size_t scalars = static_cast<size_t>(signature->num_scalars);
+    const size_t groups = 2 + static_cast<size_t>(signature->num_states);
+    if (node->num_inputs() < scalars) continue;
+    const size_t n = (node->num_inputs() - scalars) / groups;
+    for (size_t group = 0; group < groups; ++group) {
+      if (group == 1) continue;
       for (size_t i = 0; i < n; ++i) {
-        const Value* input = node->input(layout->leading + group * n + i);
+        const Value* input = node->input(scalars + group * n + i);
         if (input != nullptr) is_state[input->id()] = true;
       }
     }
@@ -117,7 +96,7 @@ StatusOr<std::vector<int64_t>> InferRoleBits(const Graph& graph, const TrainingS
     int64_t& role = roles[node->id()];
     if (role != kUnset) continue;  // forward
     role = static_cast<int64_t>(OpRole::kBackward);
-    if (FindOptimizer(*node) != nullptr) {
+    if (FindOptimizerSignature(*node)) {
       role = static_cast<int64_t>(OpRole::kOptimize);
       continue;
     }

@@ -16,7 +16,6 @@
 #include <onnx/onnx_pb.h>
 
 #include "core/parallelism.h"
-#include "ir/proto_store.h"
 #include "onnx/model_parser.h"
 #include "zerograph/core/io_error.h"
 #include "zerograph/core/mapped_file.h"
@@ -24,6 +23,7 @@
 #include "zerograph/core/str_cat.h"
 #include "zerograph/ir/dtype.h"
 #include "zerograph/ir/node.h"
+#include "zerograph/ir/proto_store.h"
 #include "zerograph/ir/role_inference.h"
 #include "zerograph/ir/tensor.h"
 #include "zerograph/ir/training_spec.h"

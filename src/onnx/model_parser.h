@@ -9,9 +9,9 @@
 #include <thread>
 #include <vector>
 
-#include "ir/graph_feed.h"
-#include "ir/proto_store.h"
 #include "zerograph/core/status.h"
+#include "zerograph/ir/graph_feed.h"
+#include "zerograph/ir/proto_store.h"
 
 namespace google::protobuf {
 class Arena;

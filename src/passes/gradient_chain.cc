@@ -4,7 +4,7 @@
 #include "zerograph/core/str_cat.h"
 #include "zerograph/ir/node.h"
 #include "zerograph/ir/value.h"
-#include "zerograph/passes/optimizer_signature.h"
+#include "zerograph/ir/optimizer_signature.h"
 
 namespace zerograph {
 namespace {

@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "zerograph/ir/graph.h"
-#include "zerograph/passes/optimizer_signature.h"
-#include "zerograph/passes/overlap.h"
+#include "zerograph/ir/op_role.h"
+#include "zerograph/ir/optimizer_signature.h"
 
 namespace zerograph {
 namespace {

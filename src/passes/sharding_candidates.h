@@ -11,7 +11,7 @@
 #include "zerograph/core/status.h"
 #include "zerograph/ir/layout_manifest.h"
 #include "zerograph/ir/tensor_type.h"
-#include "zerograph/passes/optimizer_signature.h"
+#include "zerograph/ir/optimizer_signature.h"
 
 namespace zerograph {
 

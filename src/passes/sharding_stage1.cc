@@ -15,7 +15,7 @@
 #include "zerograph/ir/training_spec.h"
 #include "zerograph/passes/bucket_assignment.h"
 #include "zerograph/passes/gradient_chain.h"
-#include "zerograph/passes/optimizer_signature.h"
+#include "zerograph/ir/optimizer_signature.h"
 
 namespace zerograph {
 namespace {

@@ -14,7 +14,7 @@
 #include "zerograph/ir/dtype.h"
 #include "zerograph/runtime/device.h"
 #include "zerograph/runtime/kernel_registry.h"
-#include "zerograph/runtime/run_once.h"
+#include "zerograph/tools/run_once.h"
 
 namespace zerograph::runtime {
 namespace {

@@ -6,7 +6,7 @@
 
 #include <onnx/onnx_pb.h>
 
-#include "ir/proto_store.h"
+#include "zerograph/ir/proto_store.h"
 #include "zerograph/ir/verify.h"
 
 namespace zerograph {

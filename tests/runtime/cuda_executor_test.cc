@@ -22,9 +22,9 @@ namespace {
 const std::string kDemo = std::string(ZG_SOURCE_DIR) + "/models/mlp_demo.onnx";
 const std::string kDemoData = std::string(ZG_SOURCE_DIR) + "/models/mlp_demo_data.safetensors";
 
-// Losses of `steps` steps of the demo on `device` with `comm`.
-std::vector<float> TrainDemo(Device& device, Communicator& comm, const KernelRegistry& registry,
-                             int64_t steps) {
+// Losses of `steps` steps of the demo on `device` with `comm`. Unused in a build without CUDA.
+[[maybe_unused]] std::vector<float> TrainDemo(Device& device, Communicator& comm,
+                                              const KernelRegistry& registry, int64_t steps) {
   StatusOr<std::unique_ptr<Graph>> graph = LoadModel(kDemo);
   EXPECT_TRUE(graph.ok()) << graph.status().ToString();
   if (!graph.ok()) return {};

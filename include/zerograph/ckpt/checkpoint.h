@@ -199,6 +199,10 @@ class CheckpointReader {
   std::map<std::string, std::unique_ptr<OpenedFile>, std::less<>> files_;
 };
 
+// The checkpoint folder `path` names: itself when it has manifest.json, else the one its
+// `latest` file names (a --save root).
+StatusOr<std::string> ResolveCheckpointDir(const std::string& path);
+
 // Produces the bytes of elements [begin, end) of a planned tensor, in chunks.
 using PieceSource = std::function<Status(const CheckpointTensor& tensor, int64_t begin, int64_t end,
                                          std::span<std::byte> out)>;

@@ -20,6 +20,10 @@ inline constexpr int64_t kLossRoleBit = 256;
 inline constexpr std::string_view kOpRoleAttr = "__op_role";
 inline constexpr std::string_view kExecutionStreamAttr = "__execution_stream";
 inline constexpr std::string_view kBucketAttr = "__bucket";
+// The node attribute through which a node says it must wait, at the start of a step, for nodes of
+// the previous step (STRINGS: their names). The overlap pass sets it; the executor turns it into a
+// cross-step event.
+inline constexpr std::string_view kAfterPreviousStepAttr = "__after_previous_step";
 
 // Stream names, as Paddle's AutoParallelStreamType spells them.
 inline constexpr std::string_view kComputeStream = "default";

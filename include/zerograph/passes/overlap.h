@@ -5,13 +5,10 @@
 #include <string>
 #include <string_view>
 
+#include "zerograph/ir/op_role.h"  // the annotations the pass sets
 #include "zerograph/passes/pass.h"
 
 namespace zerograph {
-
-// The node attribute through which a node says it must wait, at the start of a step, for nodes of
-// the previous step (STRINGS: their names). The executor turns it into a cross-step event.
-inline constexpr std::string_view kAfterPreviousStepAttr = "__after_previous_step";
 
 // Lets communication run beside backward compute (DESIGN §6). After sharding-stage1, for every
 // bucket:

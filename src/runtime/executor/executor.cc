@@ -10,8 +10,8 @@
 #include <unordered_map>
 
 #include "zerograph/ir/graph.h"
+#include "zerograph/ir/op_role.h"
 #include "zerograph/ir/training_spec.h"
-#include "zerograph/passes/overlap.h"
 #include "zerograph/runtime/communicator.h"
 #include "zerograph/runtime/cuda.h"
 #include "zerograph/runtime/device.h"

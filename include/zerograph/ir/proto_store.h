@@ -1,11 +1,14 @@
-#ifndef ZEROGRAPH_SRC_IR_PROTO_STORE_H_
-#define ZEROGRAPH_SRC_IR_PROTO_STORE_H_
+#ifndef ZEROGRAPH_IR_PROTO_STORE_H_
+#define ZEROGRAPH_IR_PROTO_STORE_H_
 
 #include <google/protobuf/arena.h>
 #include <onnx/onnx_pb.h>
 
 namespace zerograph {
 
+// For readers and writers of the graph's file format (the onnx module) and the IR itself: the
+// storage that Graph::FromModelProto takes. Code that edits graphs uses graph.h, not this.
+//
 // The parsed ONNX messages behind a Graph, all in one arena: the loader parses into `model`, the
 // graph then takes the repeated fields it models (nodes, initializers, inputs, outputs, value_info)
 // out of it and puts them back, in schedule order, when the model is written.
@@ -40,4 +43,4 @@ class ProtoStore {
 
 }  // namespace zerograph
 
-#endif  // ZEROGRAPH_SRC_IR_PROTO_STORE_H_
+#endif  // ZEROGRAPH_IR_PROTO_STORE_H_

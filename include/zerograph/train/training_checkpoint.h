@@ -1,5 +1,5 @@
-#ifndef ZEROGRAPH_CKPT_TRAINING_CHECKPOINT_H_
-#define ZEROGRAPH_CKPT_TRAINING_CHECKPOINT_H_
+#ifndef ZEROGRAPH_TRAIN_TRAINING_CHECKPOINT_H_
+#define ZEROGRAPH_TRAIN_TRAINING_CHECKPOINT_H_
 
 #include <cstdint>
 #include <string>
@@ -41,10 +41,6 @@ struct SaveCheckpointOptions {
 StatusOr<std::string> SaveCheckpoint(const TrainingState& state,
                                      const SaveCheckpointOptions& options);
 
-// The checkpoint folder `path` names: itself when it has manifest.json, else the one its
-// `latest` file names (a --save root).
-StatusOr<std::string> ResolveCheckpointDir(const std::string& path);
-
 // Loads checkpoint `dir` into every rank's executor (each rank reads the ranges it holds). Refuses
 // a checkpoint of another model, and an unbalanced one of another layout, naming what differs and
 // the checkpoint-convert command (`graph_path` completes it) that fixes it.
@@ -53,4 +49,4 @@ StatusOr<CheckpointManifest> LoadCheckpoint(const TrainingState& state, const st
 
 }  // namespace zerograph
 
-#endif  // ZEROGRAPH_CKPT_TRAINING_CHECKPOINT_H_
+#endif  // ZEROGRAPH_TRAIN_TRAINING_CHECKPOINT_H_

@@ -1,4 +1,4 @@
-#include "zerograph/runtime/run_once.h"
+#include "zerograph/tools/run_once.h"
 
 #include <algorithm>
 #include <cerrno>

@@ -1,5 +1,5 @@
-#ifndef ZEROGRAPH_PASSES_OPTIMIZER_SIGNATURE_H_
-#define ZEROGRAPH_PASSES_OPTIMIZER_SIGNATURE_H_
+#ifndef ZEROGRAPH_IR_OPTIMIZER_SIGNATURE_H_
+#define ZEROGRAPH_IR_OPTIMIZER_SIGNATURE_H_
 
 #include <optional>
 #include <string_view>
@@ -12,10 +12,8 @@ namespace zerograph {
 class Node;
 class Value;
 
-// The input layout shared by every optimizer we shard (ONNX's training ops and ours):
-//   inputs  = scalars..., X1..Xn, G1..Gn, S1_1..S1_n, ..., Sk_1..Sk_n
-//   outputs = X1'..Xn', S1_1'..S1_n', ..., Sk_1'..Sk_n'
-// Each update is elementwise, so applying it to a shard of every tensor is exact.
+// An optimizer node's op and its contract's OptimizerLayout (zerograph/ir/op_contract.h): what the
+// sharding pass, role inference and checkpoints need to split it per parameter.
 struct OptimizerSignature {
   std::string_view domain;
   std::string_view op_type;
@@ -25,8 +23,8 @@ struct OptimizerSignature {
   int num_states;
 };
 
-// The signature of `node` when it is an optimizer update we know (org.zerograph AdamW and SGD,
-// ai.onnx.preview.training Adam, Momentum and Adagrad), else nullopt.
+// The signature of `node` when its op contract declares an optimizer layout (org.zerograph AdamW
+// and SGD, ai.onnx.preview.training Adam, Momentum and Adagrad), else nullopt.
 std::optional<OptimizerSignature> FindOptimizerSignature(const Node& node);
 
 // One parameter's share of a multi-tensor optimizer node.
@@ -45,4 +43,4 @@ StatusOr<std::vector<OptimizerSlot>> OptimizerSlots(const Node& node,
 
 }  // namespace zerograph
 
-#endif  // ZEROGRAPH_PASSES_OPTIMIZER_SIGNATURE_H_
+#endif  // ZEROGRAPH_IR_OPTIMIZER_SIGNATURE_H_

@@ -1,5 +1,5 @@
-#ifndef ZEROGRAPH_SRC_IR_GRAPH_FEED_H_
-#define ZEROGRAPH_SRC_IR_GRAPH_FEED_H_
+#ifndef ZEROGRAPH_IR_GRAPH_FEED_H_
+#define ZEROGRAPH_IR_GRAPH_FEED_H_
 
 #include <cstddef>
 #include <span>
@@ -12,6 +12,9 @@ class NodeProto;
 
 namespace zerograph {
 
+// For loaders (the onnx module's parser implements it; Graph::FromModelProto reads it). Code
+// that edits graphs uses graph.h, not this.
+//
 // The main graph's messages, handed over while a parser is still making them: the graph links the
 // first nodes while other threads parse the later ones, so that loading a large model costs about
 // the longer of parsing and linking, not their sum.
@@ -36,4 +39,4 @@ class GraphFeed {
 
 }  // namespace zerograph
 
-#endif  // ZEROGRAPH_SRC_IR_GRAPH_FEED_H_
+#endif  // ZEROGRAPH_IR_GRAPH_FEED_H_

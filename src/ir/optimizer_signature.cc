@@ -1,28 +1,14 @@
-#include "zerograph/passes/optimizer_signature.h"
-
-#include <array>
+#include "zerograph/ir/optimizer_signature.h"
 
 #include "zerograph/ir/node.h"
-#include "zerograph/ir/op_role.h"
+#include "zerograph/ir/op_contract.h"
 
 namespace zerograph {
-namespace {
-
-constexpr std::array<OptimizerSignature, 5> kOptimizers = {{
-    {kZerographDomain, "AdamW", /*num_scalars=*/2, /*num_states=*/2},
-    {kZerographDomain, "SGD", /*num_scalars=*/1, /*num_states=*/0},
-    {kTrainingDomain, "Adam", /*num_scalars=*/2, /*num_states=*/2},
-    {kTrainingDomain, "Momentum", /*num_scalars=*/2, /*num_states=*/1},
-    {kTrainingDomain, "Adagrad", /*num_scalars=*/2, /*num_states=*/1},
-}};
-
-}  // namespace
-
 std::optional<OptimizerSignature> FindOptimizerSignature(const Node& node) {
-  for (const OptimizerSignature& signature : kOptimizers) {
-    if (node.Is(signature.domain, signature.op_type)) return signature;
-  }
-  return std::nullopt;
+  const OpContract* contract = OpContracts::Get().Find(node.domain(), node.op_type());
+  if (contract == nullptr || !contract->optimizer) return std::nullopt;
+  return OptimizerSignature{contract->domain, contract->name, contract->optimizer->num_scalars,
+                            contract->optimizer->num_states};
 }
 
 StatusOr<std::vector<OptimizerSlot>> OptimizerSlots(const Node& node,

@@ -1,4 +1,4 @@
-#include "zerograph/ckpt/training_checkpoint.h"
+#include "zerograph/train/training_checkpoint.h"
 
 #include <cstdio>
 #include <cstring>
@@ -241,22 +241,6 @@ StatusOr<std::string> SaveCheckpoint(const TrainingState& state,
     return UnavailableError(StrCat("saving '", final_dir, "': rank 0 could not commit it"));
   }
   return final_dir;
-}
-
-StatusOr<std::string> ResolveCheckpointDir(const std::string& path) {
-  if (fs::exists(fs::path(path) / "manifest.json")) return path;
-  std::ifstream latest(fs::path(path) / "latest");
-  if (latest) {
-    std::string name;
-    latest >> name;
-    ZG_RETURN_IF_NOT(!name.empty() && name.find('/') == std::string::npos, "'", path,
-                     "/latest' does not name a checkpoint folder");
-    return StrCat(path, "/", name);
-  }
-  return InvalidArgumentError(
-      StrCat("'", path,
-             "' has no manifest.json: it is not a committed checkpoint (a save that is still "
-             "being written or was interrupted), nor a --save folder with a 'latest' file"));
 }
 
 StatusOr<CheckpointManifest> LoadCheckpoint(const TrainingState& state, const std::string& dir,

@@ -1,10 +1,12 @@
-#ifndef ZEROGRAPH_RUNTIME_RUN_ONCE_H_
-#define ZEROGRAPH_RUNTIME_RUN_ONCE_H_
+#ifndef ZEROGRAPH_TOOLS_RUN_ONCE_H_
+#define ZEROGRAPH_TOOLS_RUN_ONCE_H_
 
 #include <string>
 
 #include "zerograph/core/status.h"
 
+// In namespace runtime, where it was declared before it moved above the runtime and the ONNX
+// loader (it uses both).
 namespace zerograph::runtime {
 
 // Runs an ONNX model once on the CPU, as ONNX's backend tests do: reads `input_N.pb` from
@@ -23,4 +25,4 @@ Status RunOnce(const std::string& model_path, const std::string& input_dir,
 
 }  // namespace zerograph::runtime
 
-#endif  // ZEROGRAPH_RUNTIME_RUN_ONCE_H_
+#endif  // ZEROGRAPH_TOOLS_RUN_ONCE_H_

@@ -1,0 +1,107 @@
+#include "zerograph/ir/op_contract.h"
+
+#include <gtest/gtest.h>
+
+#include "zerograph/ir/graph.h"
+#include "zerograph/ir/verify.h"
+
+namespace zerograph {
+namespace {
+
+class OpContractTest : public ::testing::Test {
+ protected:
+  Value* Input(const std::string& name, std::vector<int64_t> dims = {8}) {
+    return graph_.AddInput(name, TensorType{DataType::kFloat32, std::move(dims)});
+  }
+  Graph graph_;
+};
+
+// Lookup picks the newest version not newer than the graph's opset; older than any is none.
+TEST_F(OpContractTest, FindPicksTheVersionOfTheOpset) {
+  const OpContracts& contracts = OpContracts::Get();
+  ASSERT_NE(contracts.Find("", "ReduceSum", 12), nullptr);
+  EXPECT_EQ(contracts.Find("", "ReduceSum", 12)->since_version, 1);
+  EXPECT_EQ(contracts.Find("", "ReduceSum", 13)->since_version, 13);
+  EXPECT_EQ(contracts.Find("ai.onnx", "ReduceSum")->since_version, 13);
+  EXPECT_EQ(contracts.Find("", "Reshape", 4), nullptr);
+  EXPECT_EQ(contracts.Find("", "NoSuchOp"), nullptr);
+  EXPECT_TRUE(contracts.Find("", "ReduceSum", 13)->IsHostInput(1));
+  EXPECT_FALSE(contracts.Find("", "ReduceSum", 12)->IsHostInput(1));
+}
+
+// Every contract is well formed and its optimizers declare their layout.
+TEST_F(OpContractTest, ContractsAreWellFormed) {
+  for (const OpContract* contract : OpContracts::Get().All()) {
+    EXPECT_NE(contract->infer, nullptr) << contract->ToString();
+    for (const OpFormal& formal : contract->inputs) {
+      EXPECT_TRUE(formal.type.empty() || contract->FindConstraint(formal.type) != nullptr)
+          << contract->ToString() << " " << formal.name;
+    }
+  }
+  const OpContract* adamw = OpContracts::Get().Find(kZerographDomain, "AdamW");
+  ASSERT_NE(adamw, nullptr);
+  ASSERT_TRUE(adamw->optimizer.has_value());
+  EXPECT_EQ(adamw->optimizer->num_scalars, 2);
+  EXPECT_EQ(adamw->optimizer->num_states, 2);
+}
+
+// Verify checks standard ops against their contracts: arity, omitted inputs, attribute types.
+TEST_F(OpContractTest, VerifyRefusesWhatTheContractForbids) {
+  Value* x = Input("x");
+  Node* add = graph_.AddNode("Add", "", {x, x}, {"y"}, "add");
+  ASSERT_TRUE(Verify(graph_).ok());
+  graph_.AppendInput(add, x);
+  Status status = Verify(graph_);
+  ASSERT_FALSE(status.ok());
+  EXPECT_NE(status.message().find("node 'add' (Add): has 3 inputs, expected 2"),
+            std::string_view::npos)
+      << status.ToString();
+
+  Graph other;
+  Value* a = other.AddInput("a", TensorType{DataType::kFloat32, std::vector<int64_t>{2, 2}});
+  Node* gemm = other.AddNode("Gemm", "", {a, a}, {"y"}, "gemm");
+  gemm->SetString("transA", "yes");
+  status = Verify(other);
+  ASSERT_FALSE(status.ok());
+  EXPECT_NE(status.message().find("attribute 'transA' has type STRING, expected INT"),
+            std::string_view::npos)
+      << status.ToString();
+}
+
+// A required attribute without a value is refused; a defaulted one reads the contract's default.
+TEST_F(OpContractTest, AttributesTakeTheContractsDefaults) {
+  Value* x = Input("x");
+  Node* cast = graph_.AddNode("Cast", "", {x}, {"y"}, "cast");
+  EXPECT_FALSE(Verify(graph_).ok());
+  StatusOr<int64_t> to = ContractInt(*cast, "to");
+  ASSERT_FALSE(to.ok());
+  EXPECT_NE(to.status().message().find("'to' is required"), std::string_view::npos);
+
+  Node* gemm = graph_.AddNode("Gemm", "", {x, x}, {"g"}, "gemm");
+  EXPECT_EQ(*ContractFloat(*gemm, "alpha"), 1.0f);
+  EXPECT_EQ(*ContractInt(*gemm, "transB"), 0);
+  gemm->SetInt("transB", 1);
+  EXPECT_EQ(*ContractInt(*gemm, "transB"), 1);
+  gemm->SetFloat("transA", 1.0f);
+  EXPECT_FALSE(ContractInt(*gemm, "transA").ok());
+}
+
+// Optimizer nodes must split into their layout's per-parameter groups.
+TEST_F(OpContractTest, OptimizerCountsFollowTheLayout) {
+  Value* lr = graph_.AddInput("lr", TensorType{DataType::kFloat32, std::vector<int64_t>{}});
+  Value* x = Input("x");
+  Value* g = Input("g");
+  graph_.AddNode("SGD", std::string(kZerographDomain), {lr, x, g}, {"x.new"}, "sgd");
+  EXPECT_TRUE(Verify(graph_).ok());
+  Graph bad;
+  Value* lr2 = bad.AddInput("lr", TensorType{DataType::kFloat32, std::vector<int64_t>{}});
+  Value* x2 = bad.AddInput("x", TensorType{DataType::kFloat32, std::vector<int64_t>{8}});
+  bad.AddNode("SGD", std::string(kZerographDomain), {lr2, x2}, {"x.new"}, "sgd");
+  Status status = Verify(bad);
+  ASSERT_FALSE(status.ok());
+  EXPECT_NE(status.message().find("do not fit 1 scalars"), std::string_view::npos)
+      << status.ToString();
+}
+
+}  // namespace
+}  // namespace zerograph

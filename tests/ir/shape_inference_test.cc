@@ -1,0 +1,100 @@
+#include "zerograph/ir/shape_inference.h"
+
+#include <cstring>
+
+#include <gtest/gtest.h>
+
+#include "zerograph/ir/graph.h"
+
+namespace zerograph {
+namespace {
+
+class ShapeInferenceTest : public ::testing::Test {
+ protected:
+  Value* Input(const std::string& name, std::vector<int64_t> dims,
+               DataType dtype = DataType::kFloat32) {
+    return graph_.AddInput(name, TensorType{dtype, std::move(dims)});
+  }
+  Value* Int64s(const std::string& name, const std::vector<int64_t>& values) {
+    std::vector<std::byte> bytes(values.size() * sizeof(int64_t));
+    std::memcpy(bytes.data(), values.data(), bytes.size());
+    const int64_t dims[] = {static_cast<int64_t>(values.size())};
+    return graph_.AddInitializer(name, DataType::kInt64, dims, bytes);
+  }
+  Graph graph_;
+};
+
+// A chain of untyped values gets every shape from the contracts, a host-read shape included.
+TEST_F(ShapeInferenceTest, InfersAChainWithoutValueInfo) {
+  Value* x = Input("x", {4, 6});
+  Value* w = Input("w", {6, 3});
+  Node* matmul = graph_.AddNode("MatMul", "", {x, w}, {"h"}, "matmul");
+  Node* relu = graph_.AddNode("Relu", "", {matmul->output(0)}, {"r"}, "relu");
+  Node* reshape =
+      graph_.AddNode("Reshape", "", {relu->output(0), Int64s("shape", {-1})}, {"flat"}, "reshape");
+  Node* sum = graph_.AddNode("ReduceSum", "", {reshape->output(0)}, {"s"}, "sum");
+  sum->SetInt("keepdims", 0);
+  Node* greater = graph_.AddNode("Greater", "", {relu->output(0), x}, {"mask"}, "greater");
+  graph_.AddOutput(sum->output(0));
+  // Greater's inputs do not broadcast ([4,3] and [4,6]): refused, naming the node.
+  StatusOr<InferredShapes> refused = InferShapes(graph_);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("node 'greater' (Greater)"), std::string_view::npos)
+      << refused.status().ToString();
+  ASSERT_TRUE(graph_.EraseNode(greater).ok());
+
+  StatusOr<InferredShapes> shapes = InferShapes(graph_);
+  ASSERT_TRUE(shapes.ok()) << shapes.status().ToString();
+  ASSERT_NE(shapes->Find(*relu->output(0)), nullptr);
+  EXPECT_EQ(*shapes->Find(*relu->output(0)), (TensorSpec{DataType::kFloat32, {4, 3}}));
+  EXPECT_EQ(*shapes->Find(*reshape->output(0)), (TensorSpec{DataType::kFloat32, {12}}));
+  EXPECT_EQ(*shapes->Find(*sum->output(0)), (TensorSpec{DataType::kFloat32, {}}));
+  EXPECT_EQ(shapes->inferred(), 4);
+}
+
+// What cannot be known before running stays unknown rather than guessed: a symbolic dimension
+// upstream, a shape computed at run time, an op without a contract.
+TEST_F(ShapeInferenceTest, LeavesTheUnknowableUnknown) {
+  Value* x = graph_.AddInput(
+      "x", TensorType{DataType::kFloat32, std::vector<int64_t>{TensorType::kUnknownDim, 4}});
+  Value* y = Input("y", {2, 4});
+  Value* shape = Input("shape", {1}, DataType::kInt64);
+  Node* relu = graph_.AddNode("Relu", "", {x}, {"r"}, "relu");
+  Node* reshape = graph_.AddNode("Reshape", "", {y, shape}, {"flat"}, "reshape");
+  Node* custom = graph_.AddNode("NoSuchOp", "", {y}, {"c"}, "custom");
+  StatusOr<InferredShapes> shapes = InferShapes(graph_);
+  ASSERT_TRUE(shapes.ok()) << shapes.status().ToString();
+  EXPECT_EQ(shapes->Find(*relu->output(0)), nullptr);
+  EXPECT_EQ(shapes->Find(*reshape->output(0)), nullptr);
+  EXPECT_EQ(shapes->Find(*custom->output(0)), nullptr);
+  EXPECT_EQ(shapes->inferred(), 0);
+}
+
+// A recorded type that disagrees with what the inputs make is an invalid graph.
+TEST_F(ShapeInferenceTest, RecordedTypeMustAgree) {
+  Value* x = Input("x", {4});
+  Node* neg = graph_.AddNode("Neg", "", {x}, {"n"}, "neg");
+  graph_.SetValueType(neg->output(0), TensorType{DataType::kFloat32, std::vector<int64_t>{5}});
+  StatusOr<InferredShapes> shapes = InferShapes(graph_);
+  ASSERT_FALSE(shapes.ok());
+  EXPECT_NE(shapes.status().message().find("recorded as float[5] but its inputs make it "
+                                           "float[4]"),
+            std::string_view::npos)
+      << shapes.status().ToString();
+}
+
+// Our own ops: LocalShard's shard follows the ranks, AllGather's nranks attribute.
+TEST_F(ShapeInferenceTest, ShardsFollowTheRanks) {
+  Value* fused = Input("fused", {24});
+  Node* shard = graph_.AddNode("LocalShard", "org.zerograph", {fused}, {"s"}, "shard");
+  Node* gather = graph_.AddNode("AllGather", "org.zerograph", {shard->output(0)}, {"g"}, "gather");
+  gather->SetInt("nranks", 3);
+  StatusOr<InferredShapes> shapes = InferShapes(graph_, /*nranks=*/3);
+  ASSERT_TRUE(shapes.ok()) << shapes.status().ToString();
+  EXPECT_EQ(shapes->Find(*shard->output(0))->shape, (Shape{8}));
+  EXPECT_EQ(shapes->Find(*gather->output(0))->shape, (Shape{24}));
+  EXPECT_FALSE(InferShapes(graph_, /*nranks=*/5).ok());  // 24 does not split into 5
+}
+
+}  // namespace
+}  // namespace zerograph
