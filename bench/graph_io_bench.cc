@@ -1,8 +1,9 @@
 // graph-io-bench: how much reading, rewriting and writing a training graph through the IR costs
-// over bare protobuf. DESIGN §3 asks a rewrite of a 1M-node graph to take about as long as parsing
-// and writing it, so the IR's own load and save must stay close to protobuf's (issue 2's goal: at
-// most 1.3x), and the passes must add little (issue 3's goal: sharding-stage1 --nranks 8 and
-// overlap add at most 0.3x the bare round trip, and ten times the nodes cost at most 11x the time).
+// over bare protobuf. The IR (docs/architecture.md §3) should rewrite a 1M-node graph in about as
+// long as parsing and writing it, so the IR's own load and save must stay
+// close to protobuf's (issue 2's goal: at most 1.3x), and the passes must add little (issue 3's
+// goal: sharding-stage1 --nranks 8 and overlap add at most 0.3x the bare round trip, and ten times
+// the nodes cost at most 11x the time).
 //
 // It writes a synthetic training graph (an MLP-like chain: forward MatMul/Add/Relu, backward, per
 // parameter a gradient unscale (Mul by a shared constant, as mixed-precision training does) and an

@@ -146,24 +146,20 @@ zg_module(ir PATHS src/ir include/zerograph/ir PUBLIC core)
 zg_module(onnx PATHS src/onnx include/zerograph/onnx PUBLIC ir)
 # Graph rewrites.
 zg_module(passes PATHS src/passes include/zerograph/passes PUBLIC ir)
-# Devices, streams, communicators and kernels (the CPU's). Its internal headers (kernel helpers and
+# Devices, streams, communicators, kernels (the CPU's) and the executor, which runs a graph on a
+# device of either backend through the Device interface. Its internal headers (kernel helpers and
 # shape functions, the MPI communicator) are what the CUDA backend implements against.
 zg_module(runtime PATHS src/runtime include/zerograph/runtime PUBLIC ir SHARED_INTERNALS)
 # The CUDA backend (device, NCCL, kernels); without CUDA, the stub that answers Unimplemented.
 zg_module(runtime_cuda
   PATHS src/runtime/cuda src/runtime/kernels/cuda include/zerograph/runtime/cuda.h
   PUBLIC runtime)
-# The executor runs a graph on a device of either backend.
-zg_module(executor
-  PATHS src/runtime/executor include/zerograph/runtime/executor.h
-  PUBLIC runtime
-  PRIVATE runtime_cuda)
 # Running an ONNX file once (the ONNX backend tests' protocol).
-zg_module(tools PATHS src/tools include/zerograph/tools PUBLIC core PRIVATE onnx executor)
+zg_module(tools PATHS src/tools include/zerograph/tools PUBLIC core PRIVATE onnx runtime)
 # Checkpoint files: formats, planning, reading and converting; no executor.
 zg_module(ckpt PATHS src/ckpt include/zerograph/ckpt PUBLIC ir)
 # Training: the loop, data, schedules, and saving and loading an executor's state.
-zg_module(train PATHS src/train include/zerograph/train PUBLIC ckpt executor)
+zg_module(train PATHS src/train include/zerograph/train PUBLIC ckpt runtime)
 # The model builders (models/mlp.cc; generate_models.cc is a program, as apps/ are), used by
 # generate-models and the tests.
 zg_module(models PATHS models/mlp.cc include/zerograph/models PUBLIC ir PRIVATE ckpt NOT_IN_LIBRARY)

@@ -107,7 +107,7 @@ section_graph_io() {
   cat <<'EOF'
 ## Graph I/O and the rewrite passes: the IR against bare protobuf (`bench/graph_io_bench.cc`)
 
-DESIGN §3 asks a rewrite of a 1M-node graph to take about as long as parsing and writing it.
+The IR (docs/architecture.md §3) should rewrite a 1M-node graph in about the time parsing and writing it takes.
 Issue 2: loading and saving through the IR should cost at most **1.3x** a bare protobuf round trip.
 Issue 3: the passes of `rewrite-graph --nranks 8 --overlap` should add at most **0.3x** the bare
 round trip, and ten times the nodes should cost at most **11x** the time.

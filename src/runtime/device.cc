@@ -1,5 +1,7 @@
 #include "zerograph/runtime/device.h"
 
+#include <cstring>
+
 #include <utility>
 
 #include "zerograph/core/str_cat.h"
@@ -73,6 +75,23 @@ Status Device::CopyToHostAsync(const DeviceTensor& src, std::span<std::byte> dst
   ZG_RETURN_IF_NOT(&stream.device() == this, "stream '", stream.name(), "' of ",
                    stream.device().name(), " used for a copy on ", name());
   return CopyToHostAsyncImpl(src.data(), dst.data(), dst.size(), stream);
+}
+
+Status Device::CopyAsync(const DeviceTensor& src, DeviceTensor& dst, Stream& stream) {
+  ZG_RETURN_IF_ERROR(CheckHostCopy(*this, src, dst.byte_size()));
+  ZG_RETURN_IF_NOT(!dst.empty() && &dst.device() == this && dst.is_contiguous(), "copy of ",
+                   src.ToString(), " into ", dst.ToString(), " (both contiguous, on ", name(), ")");
+  ZG_RETURN_IF_NOT(&stream.device() == this, "stream '", stream.name(), "' of ",
+                   stream.device().name(), " used for a copy on ", name());
+  if (src.byte_size() == 0 || src.data() == dst.data()) return Status::Ok();
+  return CopyAsyncImpl(src.data(), dst.data(), src.byte_size(), stream);
+}
+
+Status Device::CopyAsyncImpl(const void* src, void* dst, size_t bytes, Stream& stream) {
+  ZG_RETURN_IF_NOT(host_accessible(), name(), " has no device-to-device copy");
+  ZG_RETURN_IF_ERROR(stream.Synchronize());
+  std::memcpy(dst, src, bytes);
+  return Status::Ok();
 }
 
 Status Device::CopyFromHostAsyncImpl(const void* host, void* device_ptr, size_t bytes,

@@ -1,4 +1,4 @@
-"""Writes a tiny training graph (DESIGN section 4) for the CLI tests, so that they do not depend on
+"""Writes a tiny training graph (docs/formats.md, "Training graph") for the CLI tests, so that they do not depend on
 the generated models: y_hat = relu(x @ w + b), loss = mean((y_hat - y)^2), SGD on w and b.
 
 Usage: make_tiny_model.py OUT.onnx

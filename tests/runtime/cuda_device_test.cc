@@ -176,7 +176,7 @@ TEST_F(CudaDeviceTest, EventOrdersTwoStreams) {
   ASSERT_TRUE(device_->CopyFromHostAsync(Bytes(in), a, *producer).ok());
   ASSERT_TRUE(producer->RecordEvent(**event).ok());
   ASSERT_TRUE(consumer->WaitEvent(**event).ok());
-  ASSERT_TRUE(consumer->Enqueue([&] { return CudaCopyAsync(a, b, *consumer); }).ok());
+  ASSERT_TRUE(consumer->Enqueue([&] { return a.device().CopyAsync(a, b, *consumer); }).ok());
   std::vector<float> out(n, 0.0f);
   ASSERT_TRUE(device_->CopyToHostAsync(b, MutableBytes(out), *consumer).ok());
   ASSERT_TRUE(consumer->Synchronize().ok());

@@ -153,7 +153,7 @@ TEST(KernelRegistryTest, CudaKernelsMatchTheirContractsAndTheCpuList) {
 }
 #endif
 
-// The CPU list covers every op the models and the rewrite use, for the dtypes DESIGN asks.
+// The CPU list covers every op the models and the rewrite use, for the dtypes docs/formats.md asks.
 TEST(KernelRegistryTest, CpuKernelsCoverTheTrainingOps) {
   KernelRunner runner;
   const KernelRegistry& r = runner.registry();

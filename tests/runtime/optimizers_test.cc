@@ -19,7 +19,7 @@ struct AdamWState {
   std::vector<double> x, m, v;
 };
 
-// DESIGN §4, literally, in double:
+// docs/formats.md's AdamW, literally, in double:
 //   X ← X·(1 − lr·wd); M ← β1·M + (1−β1)·G; V ← β2·V + (1−β2)·G²;
 //   X ← X − lr·(M/(1−β1^t)) / (√(V/(1−β2^t)) + ε)
 AdamWState ReferenceAdamW(AdamWState s, const std::vector<double>& g, double lr, int64_t t,
@@ -37,7 +37,7 @@ AdamWState ReferenceAdamW(AdamWState s, const std::vector<double>& g, double lr,
 
 class AdamWTest : public ::testing::TestWithParam<DataType> {};
 
-// The fused multi-tensor AdamW matches the DESIGN formula for two tensors of different shapes,
+// The fused multi-tensor AdamW matches the formula of docs/formats.md for two tensors of different shapes,
 // at steps 1 and 7, default and explicit attributes; copying and in-place outputs agree.
 TEST_P(AdamWTest, MatchesDesignFormula) {
   const DataType dtype = GetParam();

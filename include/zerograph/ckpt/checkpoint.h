@@ -20,7 +20,7 @@ namespace zerograph {
 
 class Graph;
 
-// The checkpoint kinds of DESIGN §8.
+// The checkpoint kinds of docs/formats.md ("Checkpoints").
 enum class CheckpointKind {
   kUnbalanced,    // each rank's buffers as they are in memory (fused bucket shards)
   kBalanced,      // every parameter and state under its own name, evenly split over the files
@@ -83,7 +83,7 @@ struct CheckpointTensor {
   int64_t numel() const;
 };
 
-// manifest.json of a checkpoint directory (DESIGN §8; docs/formats.md).
+// manifest.json of a checkpoint directory (docs/formats.md, "Checkpoints").
 struct CheckpointManifest {
   static constexpr int kFormatVersion = 1;
   CheckpointKind kind = CheckpointKind::kUnbalanced;

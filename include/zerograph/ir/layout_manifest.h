@@ -11,9 +11,9 @@
 
 namespace zerograph {
 
-// Where every parameter and optimizer state lives after sharding-stage1 (DESIGN §5). The same
-// manifest is stored in the rewritten graph (`zerograph.layout`) and in every checkpoint, so a
-// checkpoint can be checked against, and converted between, layouts.
+// Where every parameter and optimizer state lives after sharding-stage1 (docs/formats.md, "Layout
+// manifest"). The same manifest is stored in the rewritten graph (`zerograph.layout`) and in every
+// checkpoint, so a checkpoint can be checked against, and converted between, layouts.
 //
 // A bucket is a 1-D buffer of `total` elements holding its parameters back to back, each padded to
 // the granularity 256·N/E² elements (E bytes per element; fp32: 16·N, fp16/bf16: 64·N), so that it

@@ -105,6 +105,20 @@ struct OptimizerLayout {
   int num_states = 0;
 };
 
+// How an op's outputs lie in memory where that is part of the op's meaning, so that the executor
+// can place them without copying. Each member is optional.
+struct OpMemory {
+  // Where each input lives inside output 0 (CoalesceTensors: offsets[i]): its producer may write
+  // it there directly. Empty when the node does not say.
+  std::vector<int64_t> (*input_offsets_in_output)(const Node&) = nullptr;
+  // Output 0 is this rank's 1/nranks slice of input 0 (LocalShard): an initializer that only such
+  // nodes read is held as that slice alone.
+  bool selects_rank_shard = false;
+  // Output 0 holds every rank's input 0 in rank order (AllGather): it may live where those shards
+  // already are.
+  bool gathers_rank_shards = false;
+};
+
 // What a node must satisfy beyond its formals and attribute types (attribute lengths that follow
 // the input count, enumerated strings); InvalidArgument says what is wrong.
 using NodeCheck = Status (*)(const Node&);
@@ -142,6 +156,7 @@ struct OpContract {
   ShapeFunction infer = nullptr;
   std::optional<OptimizerLayout> optimizer;
   NodeCheck check = nullptr;
+  OpMemory memory;
 
   // The type constraint named `type`, or null.
   const TypeConstraint* FindConstraint(std::string_view type) const;

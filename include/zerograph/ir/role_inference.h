@@ -11,14 +11,15 @@ namespace zerograph {
 class Graph;
 struct TrainingSpec;
 
-// The role each node would have without `__op_role` (DESIGN §4), indexed by Node::id(): the loss
-// and its ancestors are forward (the loss node also gets the loss bit); optimizer nodes are
-// optimizer, and so, walking back from them, is every non-forward node with a single dynamic input
-// all of whose users are optimizer nodes (gradient post-processing); everything else is backward.
-// A dynamic input is one that is not constant (an initializer no optimizer updates and the state
-// binding does not name, or a `Constant` output). Post-processing must also keep the gradient's
-// shape, as recorded in value types: a shape-changing single-input node (the ReduceSum giving a
-// bias gradient) or an untyped one is backward. Returns the raw role bits; linear time.
+// The role each node would have without `__op_role` (docs/formats.md, "Training graph"), indexed by
+// Node::id(): the loss and its ancestors are forward (the loss node also gets the loss bit);
+// optimizer nodes are optimizer, and so, walking back from them, is every non-forward node with a
+// single dynamic input all of whose users are optimizer nodes (gradient post-processing);
+// everything else is backward. A dynamic input is one that is not constant (an initializer no
+// optimizer updates and the state binding does not name, or a `Constant` output). Post-processing
+// must also keep the gradient's shape, as recorded in value types: a shape-changing single-input
+// node (the ReduceSum giving a bias gradient) or an untyped one is backward. Returns the raw role
+// bits; linear time.
 StatusOr<std::vector<int64_t>> InferRoleBits(const Graph& graph, const TrainingSpec& spec);
 
 // Gives every node without `__op_role` its inferred role (written as `__op_role`).

@@ -14,7 +14,8 @@ namespace zerograph {
 class Graph;
 class Value;
 
-// What makes an ONNX model a training program, from its `zerograph.*` metadata (DESIGN §4).
+// What makes an ONNX model a training program, from its `zerograph.*` metadata (docs/formats.md,
+// "Training graph").
 struct TrainingSpec {
   // `zerograph.loss`: the scalar float graph output that training minimises.
   std::string loss;

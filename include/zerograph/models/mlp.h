@@ -16,8 +16,8 @@ enum class MlpOptimizer {
   kSgd,    // org.zerograph SGD: no states; input lr only
 };
 
-// A multi-layer perceptron trained on mean squared error: the test model of the seed (DESIGN §4,
-// seed-spec §4.7) and larger relatives for benchmarks.
+// A multi-layer perceptron trained on mean squared error: the test model of the seed
+// (docs/architecture.md §1, seed-spec §4.7) and larger relatives for benchmarks.
 struct MlpConfig {
   // The graph's name (GraphProto.name).
   std::string name = "mlp_demo";
@@ -41,12 +41,12 @@ MlpConfig MlpDemoConfig();
 // 8 layers of width 1024 with bias, relu between (about 8.4M parameters); batch 32; AdamW.
 MlpConfig MlpWideConfig();
 
-// Builds the training graph of `config` (DESIGN §4): forward, loss, backward and optimizer nodes in
-// that order, each with `__op_role`; value types for every value; `zerograph.*` metadata. Inputs x
-// [batch, widths.front()], y [batch, widths.back()], lr (float scalar), step (int64 scalar, AdamW
-// only). Parameters w<i> [in, out] (Xavier-uniform, deterministic) and b<i> [out] (zeros); states
-// <param>.m1 and <param>.m2 (zeros); outputs loss, then every new parameter and state, bound back
-// in `zerograph.state_binding` ("w0.new" replaces "w0").
+// Builds the training graph of `config` (docs/formats.md): forward, loss, backward and optimizer
+// nodes in that order, each with `__op_role`; value types for every value; `zerograph.*` metadata.
+// Inputs x [batch, widths.front()], y [batch, widths.back()], lr (float scalar), step (int64
+// scalar, AdamW only). Parameters w<i> [in, out] (Xavier-uniform, deterministic) and b<i> [out]
+// (zeros); states <param>.m1 and <param>.m2 (zeros); outputs loss, then every new parameter and
+// state, bound back in `zerograph.state_binding` ("w0.new" replaces "w0").
 StatusOr<std::unique_ptr<Graph>> BuildMlpTrainingGraph(const MlpConfig& config);
 
 // A deterministic regression dataset for `config`: x [samples, in] uniform in [-1, 1), y

@@ -10,7 +10,7 @@
 
 namespace zerograph {
 
-// Lets communication run beside backward compute (DESIGN §6). After sharding-stage1, for every
+// Lets communication run beside backward compute. After sharding-stage1, for every
 // bucket:
 //
 //   before:  B1 ─ ... ─ Bk ─ ... ─ D(k) ─ ... ─ [CoalesceTensors ReduceScatter] optimizer ...

@@ -23,7 +23,8 @@ enum class ReduceOp {
 std::string_view ReduceOpName(ReduceOp op);
 StatusOr<ReduceOp> ParseReduceOp(std::string_view name);
 
-// The collectives of one group of ranks (DESIGN §7): MPI on CPU, NCCL on GPU, or a single rank.
+// The collectives of one group of ranks (docs/architecture.md §5): MPI on CPU, NCCL on GPU, or a
+// single rank.
 //
 // Every collective is called in stream order: from a task running on `stream` (CPU: the call
 // blocks that stream's worker thread until it is done), or, for a GPU communicator, on the host

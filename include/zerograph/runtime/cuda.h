@@ -11,8 +11,8 @@
 #include "zerograph/runtime/device_tensor.h"
 #include "zerograph/runtime/stream.h"
 
-// The CUDA backend (DESIGN §7): a GPU as a Device, NCCL as the Communicator. Declared in every
-// build; a build without CUDA answers Unimplemented (and 0 GPUs), so callers need no #if.
+// The CUDA backend (docs/architecture.md §5): a GPU as a Device, NCCL as the Communicator. Declared
+// in every build; a build without CUDA answers Unimplemented (and 0 GPUs), so callers need no #if.
 
 namespace zerograph::runtime {
 
@@ -26,29 +26,6 @@ int CudaDeviceCount();
 // GPU `ordinal` as a device: memory from a caching allocator, a cudaStream_t per stream, events
 // without timing. Unimplemented without the backend; Unavailable when the GPU cannot be used.
 StatusOr<std::unique_ptr<Device>> CreateCudaDevice(int ordinal);
-
-// Copies `src` into `dst` (same byte size, contiguous, both on the CUDA device of `stream`) in
-// `stream`'s order, for device memory the host cannot touch. Unimplemented without the backend.
-Status CudaCopyAsync(const DeviceTensor& src, DeviceTensor& dst, Stream& stream);
-
-// When GPU streams reached points of their work, on the host's monotonic clock (steady_clock, in
-// microseconds, as traces use), for traces: a task on a CUDA stream only launches the kernel, so
-// the host's clock around it times the launch, not the work. Timing events are recorded on the
-// streams and read once the streams are done.
-class GpuTimeline {
- public:
-  virtual ~GpuTimeline() = default;
-  // Starts a step: waits until `stream` reaches a reference point, read on the host clock there.
-  // Every stream of the device must be idle (marks are timed from the reference).
-  virtual Status Anchor(Stream& stream) = 0;
-  // Records a point on `stream`; returns its index since the last Anchor.
-  virtual StatusOr<size_t> Mark(Stream& stream) = 0;
-  // Once the streams have passed every mark: when each was reached, by index.
-  virtual StatusOr<std::vector<double>> MarkTimes() = 0;
-};
-
-// A timeline of CUDA device `device`. Unimplemented without the backend.
-StatusOr<std::unique_ptr<GpuTimeline>> CreateCudaTimeline(Device& device);
 
 // This process's place in the job: its rank among all ranks and among the ranks of its machine
 // (the GPU it should use). Found over MPI when launched by an MPI launcher (the machine's ranks

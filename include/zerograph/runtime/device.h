@@ -25,6 +25,21 @@ enum class DeviceType : int32_t {
 // "cpu", "cuda".
 std::string_view DeviceTypeName(DeviceType type);
 
+// When a device's streams reached points of their work, on the host's monotonic clock
+// (steady_clock, in microseconds, as traces use), for devices whose stream tasks only launch the
+// work. Timing events are recorded on the streams and read once the streams are done.
+class GpuTimeline {
+ public:
+  virtual ~GpuTimeline() = default;
+  // Starts a step: waits until `stream` reaches a reference point, read on the host clock there.
+  // Every stream of the device must be idle (marks are timed from the reference).
+  virtual Status Anchor(Stream& stream) = 0;
+  // Records a point on `stream`; returns its index since the last Anchor.
+  virtual StatusOr<size_t> Mark(Stream& stream) = 0;
+  // Once the streams have passed every mark: when each was reached, by index.
+  virtual StatusOr<std::vector<double>> MarkTimes() = 0;
+};
+
 // Where memory lives and work runs: allocates buffers, makes streams and events, and copies
 // between the host and its memory. The public members check their arguments once and call the
 // protected ones, which a backend implements (each says whether it is optional and what the
@@ -61,6 +76,14 @@ class Device {
   // The same in `stream`'s order; the host bytes must stay valid until the stream reaches it.
   Status CopyFromHostAsync(std::span<const std::byte> src, DeviceTensor& dst, Stream& stream);
   Status CopyToHostAsync(const DeviceTensor& src, std::span<std::byte> dst, Stream& stream);
+  // Copies `src` into `dst` (both contiguous tensors of this device, of one size) in the order of
+  // `stream`, a stream of this device.
+  Status CopyAsync(const DeviceTensor& src, DeviceTensor& dst, Stream& stream);
+
+  // A timeline of this device's streams, for traces where the host's clock around a task does not
+  // time its work (a CUDA task only launches a kernel); null where it does (CPU streams run their
+  // tasks themselves).
+  StatusOr<std::unique_ptr<GpuTimeline>> CreateTimeline() { return CreateTimelineImpl(); }
 
  protected:
   Device(DeviceType type, int ordinal) : type_(type), ordinal_(ordinal) {}
@@ -77,6 +100,13 @@ class Device {
                                        Stream& stream);
   virtual Status CopyToHostAsyncImpl(const void* device_ptr, void* host, size_t bytes,
                                      Stream& stream);
+  // Optional: a copy within this device's memory in stream order. Default (host-accessible
+  // memory): Synchronize() the stream, then memcpy.
+  virtual Status CopyAsyncImpl(const void* src, void* dst, size_t bytes, Stream& stream);
+  // Optional: default none (the host's clock times the streams' work).
+  virtual StatusOr<std::unique_ptr<GpuTimeline>> CreateTimelineImpl() {
+    return std::unique_ptr<GpuTimeline>();
+  }
 
  private:
   DeviceType type_;

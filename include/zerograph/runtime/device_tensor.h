@@ -22,7 +22,6 @@ class Device;
 using zerograph::Shape;
 using zerograph::ShapeToString;
 
-
 // A typed, shaped window on a device buffer: what kernels read and write at run time (the IR's
 // zerograph::Tensor is an initializer's stored bytes). Copying a DeviceTensor makes another view
 // of the same memory, never a copy of the data. Views at an element offset, reshapes and slices

@@ -112,15 +112,6 @@ class OpKernel {
   // Runs the kernel. Errors name the node.
   Status Compute(const KernelContext& ctx) const;
 
-  // Optional (default: none): for each input, the element offset at which it may live inside
-  // output 0, so its producer can write there directly (CoalesceTensors: the kernel then only
-  // zeroes the padding). nullopt for inputs that must be copied.
-  virtual std::vector<std::optional<int64_t>> InputOffsetsInOutput() const { return {}; }
-
-  // Optional (default: false): output 0 holds every rank's shard of input 0 in rank order
-  // (AllGather), so the executor may place it where those shards already live.
-  virtual bool GathersShards() const { return false; }
-
  protected:
   // Optional (default: nothing): the kernel's part of planning its outputs, after the contract's
   // shape function: marks the outputs that may be views of an input or reuse an input's memory

@@ -144,6 +144,11 @@ Status CheckReduceOp(const Node& node) {
   return Status::Ok();
 }
 
+std::vector<int64_t> CoalesceOffsets(const Node& node) {
+  std::optional<std::span<const int64_t>> offsets = node.GetInts("offsets");
+  return offsets ? std::vector<int64_t>(offsets->begin(), offsets->end()) : std::vector<int64_t>();
+}
+
 OpContract Optimizer(std::string_view name, int num_scalars, int num_states, ShapeFunction infer,
                      std::vector<OpAttribute> attributes) {
   std::vector<OpFormal> inputs = {{"lr", "tensor(float)"}};
@@ -186,19 +191,21 @@ Status AddZerographContracts(OpContracts& contracts) {
                                     {},
                                     {{"T", kFloatTypes}},
                                     SameShapeBinary}));
-  ZG_RETURN_IF_ERROR(contracts.Add({kZerographDomain,
-                                    "CoalesceTensors",
-                                    1,
-                                    {{"tensors", "T", kVariadic}},
-                                    {{"fused", "T"}},
-                                    {{"offsets", kInts, true, {}},
-                                     {"numels", kInts, true, {}},
-                                     {"total", kInt, false, {}},
-                                     {"alignment", kInt, false, {}}},
-                                    {{"T", kAllTypes}},
-                                    CoalesceShape,
-                                    {},
-                                    CheckCoalesce}));
+  OpContract coalesce{kZerographDomain,
+                      "CoalesceTensors",
+                      1,
+                      {{"tensors", "T", kVariadic}},
+                      {{"fused", "T"}},
+                      {{"offsets", kInts, true, {}},
+                       {"numels", kInts, true, {}},
+                       {"total", kInt, false, {}},
+                       {"alignment", kInt, false, {}}},
+                      {{"T", kAllTypes}},
+                      CoalesceShape,
+                      {},
+                      CheckCoalesce};
+  coalesce.memory.input_offsets_in_output = CoalesceOffsets;
+  ZG_RETURN_IF_ERROR(contracts.Add(std::move(coalesce)));
   ZG_RETURN_IF_ERROR(contracts.Add(
       {kZerographDomain,
        "TensorViews",
@@ -210,14 +217,11 @@ Status AddZerographContracts(OpContracts& contracts) {
        TensorViewsShape,
        {},
        CheckTensorViews}));
-  ZG_RETURN_IF_ERROR(contracts.Add({kZerographDomain,
-                                    "LocalShard",
-                                    1,
-                                    {{"fused", "T"}},
-                                    {{"shard", "T"}},
-                                    {},
-                                    {{"T", kAllTypes}},
-                                    ShardShape}));
+  OpContract local_shard{kZerographDomain,   "LocalShard",     1,
+                         {{"fused", "T"}},   {{"shard", "T"}}, {},
+                         {{"T", kAllTypes}}, ShardShape};
+  local_shard.memory.selects_rank_shard = true;
+  ZG_RETURN_IF_ERROR(contracts.Add(std::move(local_shard)));
   // Nop(x, deps...) -> x: orders a stream after the deps' producers.
   ZG_RETURN_IF_ERROR(contracts.Add({kZerographDomain,
                                     "Nop",
@@ -230,9 +234,11 @@ Status AddZerographContracts(OpContracts& contracts) {
   ZG_RETURN_IF_ERROR(contracts.Add(Collective(
       "ReduceScatter", {{"fused", "T"}}, ShardShape,
       {{"nranks", kInt, true, {}}, {"reduce_op", AttributeType::kString, false, "sum"}})));
-  ZG_RETURN_IF_ERROR(contracts.Add(
+  OpContract all_gather =
       Collective("AllGather", {{"shard", "T"}, {"deps", "", kVariadicOrNone}}, GatherShape,
-                 {{"nranks", kInt, true, {}}, {"axis", kInt, false, int64_t{0}}})));
+                 {{"nranks", kInt, true, {}}, {"axis", kInt, false, int64_t{0}}});
+  all_gather.memory.gathers_rank_shards = true;
+  ZG_RETURN_IF_ERROR(contracts.Add(std::move(all_gather)));
   return contracts.Add(Collective(
       "AllReduce", {{"x", "T"}}, SameAsFirstInput,
       {{"nranks", kInt, false, {}}, {"reduce_op", AttributeType::kString, false, "sum"}}));

@@ -212,20 +212,10 @@ StatusOr<std::unique_ptr<Device>> CreateCudaDevice(int ordinal) {
   return std::unique_ptr<Device>(std::move(device));
 }
 
-Status CudaCopyAsync(const DeviceTensor& src, DeviceTensor& dst, Stream& stream) {
-  ZG_RETURN_IF_NOT(!src.empty() && !dst.empty() && src.is_contiguous() && dst.is_contiguous() &&
-                       src.byte_size() == dst.byte_size(),
-                   "device copy of ", src.ToString(), " into ", dst.ToString(),
-                   " (both contiguous, of one size)");
-  ZG_RETURN_IF_NOT(src.device().type() == DeviceType::kCuda && &src.device() == &dst.device() &&
-                       &stream.device() == &src.device(),
-                   "device copy of ", src.device().name(), " memory into ", dst.device().name(),
-                   " memory on a stream of ", stream.device().name());
-  if (src.byte_size() == 0 || src.data() == dst.data()) return Status::Ok();
-  ZG_RETURN_IF_ERROR(MakeDeviceCurrent(src.device().ordinal()));
-  ZG_CUDA_CHECK(src.device().name(),
-                cudaMemcpyAsync(dst.data(), src.data(), src.byte_size(), cudaMemcpyDeviceToDevice,
-                                static_cast<cudaStream_t>(stream.native_handle())));
+Status CudaDevice::CopyAsyncImpl(const void* src, void* dst, size_t bytes, Stream& stream) {
+  ZG_RETURN_IF_ERROR(MakeDeviceCurrent(ordinal()));
+  ZG_CUDA_CHECK(name(), cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice,
+                                        static_cast<cudaStream_t>(stream.native_handle())));
   return Status::Ok();
 }
 

@@ -67,6 +67,9 @@ class CudaDevice final : public Device {
                                Stream& stream) override;
   Status CopyToHostAsyncImpl(const void* device_ptr, void* host, size_t bytes,
                              Stream& stream) override;
+  Status CopyAsyncImpl(const void* src, void* dst, size_t bytes, Stream& stream) override;
+  // Events with timing on the device's streams (cuda_timeline.cc).
+  StatusOr<std::unique_ptr<GpuTimeline>> CreateTimelineImpl() override;
 
  private:
   explicit CudaDevice(int ordinal);

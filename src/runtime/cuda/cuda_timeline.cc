@@ -75,9 +75,8 @@ class CudaTimeline final : public GpuTimeline {
 
 }  // namespace
 
-StatusOr<std::unique_ptr<GpuTimeline>> CreateCudaTimeline(Device& device) {
-  ZG_RETURN_IF_NOT(device.type() == DeviceType::kCuda, "a CUDA timeline of ", device.name());
-  return std::unique_ptr<GpuTimeline>(new CudaTimeline(static_cast<CudaDevice&>(device)));
+StatusOr<std::unique_ptr<GpuTimeline>> CudaDevice::CreateTimelineImpl() {
+  return std::unique_ptr<GpuTimeline>(new CudaTimeline(*this));
 }
 
 }  // namespace zerograph::runtime

@@ -20,15 +20,7 @@ int CudaDeviceCount() { return 0; }
 
 StatusOr<std::unique_ptr<Device>> CreateCudaDevice(int) { return UnimplementedError(kNotBuilt); }
 
-Status CudaCopyAsync(const DeviceTensor&, DeviceTensor&, Stream&) {
-  return UnimplementedError(kNotBuilt);
-}
-
 StatusOr<std::unique_ptr<JobRanks>> JobRanks::Discover() { return UnimplementedError(kNotBuilt); }
-
-StatusOr<std::unique_ptr<GpuTimeline>> CreateCudaTimeline(Device&) {
-  return UnimplementedError(kNotBuilt);
-}
 
 // Never reached: Discover makes no JobRanks in this build.
 void JobRanks::Abort(int exit_code) const { std::_Exit(exit_code); }

@@ -13,7 +13,6 @@
 #include "zerograph/ir/op_role.h"
 #include "zerograph/ir/training_spec.h"
 #include "zerograph/runtime/communicator.h"
-#include "zerograph/runtime/cuda.h"
 #include "zerograph/runtime/device.h"
 #include "zerograph/runtime/kernel_registry.h"
 #include "zerograph/runtime/stream.h"
@@ -122,6 +121,11 @@ class Executor::Impl {
   Status BuildSchedule();
   Status Materialize(const Value& value);
   StatusOr<const DeviceTensor*> HostMirror(const Value& value, const Node& reader);
+  // The op contract of `node` at the graph's opset, or null.
+  const OpContract* ContractOf(const Node& node) const {
+    return OpContracts::Get().Find(node.domain(), node.op_type(),
+                                   graph_.OpsetVersion(node.domain()));
+  }
   // Whether `kernel` reads input `i` from a host mirror (the device is not host accessible).
   bool ReadsFromHostMirror(const OpKernel& kernel, size_t i) const;
   // A state-binding copy in the compute stream's order.
@@ -211,7 +215,8 @@ Status Executor::Impl::PlaceSources() {
     TensorSpec spec{tensor.dtype(), Shape(tensor.dims().begin(), tensor.dims().end())};
     bool only_local_shards = !value->users().empty();
     for (const Use& use : value->users()) {
-      only_local_shards &= use.node->Is(kZerographDomain, "LocalShard");
+      const OpContract* contract = ContractOf(*use.node);
+      only_local_shards &= contract != nullptr && contract->memory.selects_rank_shard;
     }
     size_t bytes = SpecBytes(spec);
     if (only_local_shards && comm_.size() > 1) {
@@ -344,9 +349,10 @@ Status Executor::Impl::PlaceNode(int64_t index, const Node& node, const KernelRe
   ZG_ASSIGN_OR_RETURN(
       std::vector<OutputInfo> infos,
       kernel->InferOutputs(ShapeContext{&node, input_specs, input_values, comm_.size()}));
-  // A kernel that fuses its inputs into output 0 (CoalesceTensors) gets a buffer of its own, into
+  // An op that fuses its inputs into output 0 (CoalesceTensors) gets a buffer of its own, into
   // which their producers write.
-  const bool fuses_inputs = !kernel->InputOffsetsInOutput().empty();
+  const OpMemory& memory = kernel->contract()->memory;
+  const bool fuses_inputs = memory.input_offsets_in_output != nullptr;
   bool elided = false;
   for (size_t o = 0; o < node.num_outputs(); ++o) {
     const Value* output = node.output(o);
@@ -378,7 +384,7 @@ Status Executor::Impl::PlaceNode(int64_t index, const Node& node, const KernelRe
       if (root == fused_roots_.end()) root = fused_roots_.emplace(&node, NewRoot(0, false)).first;
       roots_[static_cast<size_t>(root->second)].bytes = SpecBytes(info.spec);
       placement = Placement{root->second, 0, info.spec};
-    } else if (kernel->GathersShards()) {
+    } else if (memory.gathers_rank_shards) {
       placement = InPlaceGather(node, info.spec);
     } else if (info.in_place_input) {
       placement = InPlaceUpdate(node, *info.in_place_input, info.spec);
@@ -586,15 +592,17 @@ Status Executor::Impl::Plan(const KernelRegistry& registry) {
   tensors_.resize(static_cast<size_t>(graph_.value_id_bound()));
   ZG_RETURN_IF_ERROR(StreamFor(kComputeStream).status());
   ZG_RETURN_IF_ERROR(StreamFor(kCommStream).status());
-  if (options_.trace && device_.type() == DeviceType::kCuda) {
-    ZG_ASSIGN_OR_RETURN(timeline_, CreateCudaTimeline(device_));
+  if (options_.trace) {
+    ZG_ASSIGN_OR_RETURN(timeline_, device_.CreateTimeline());
   }
   ZG_RETURN_IF_ERROR(PlaceSources());
-  // Gradients that CoalesceTensors fuses are produced straight into the fused buffer.
+  // Gradients that an op fuses into its output (CoalesceTensors) are produced straight into the
+  // fused buffer.
   for (const Node* node : graph_.nodes()) {
-    if (!node->Is(kZerographDomain, "CoalesceTensors")) continue;
-    std::optional<std::span<const int64_t>> offsets = node->GetInts("offsets");
-    if (!offsets || offsets->size() != node->num_inputs()) continue;
+    const OpContract* contract = ContractOf(*node);
+    if (contract == nullptr || contract->memory.input_offsets_in_output == nullptr) continue;
+    const std::vector<int64_t> offsets = contract->memory.input_offsets_in_output(*node);
+    if (offsets.size() != node->num_inputs()) continue;
     for (size_t i = 0; i < node->num_inputs(); ++i) {
       const Value* gradient = node->input(i);
       if (gradient == nullptr || gradient->producer() == nullptr ||
@@ -603,7 +611,7 @@ Status Executor::Impl::Plan(const KernelRegistry& registry) {
           fused_gradients_.count(gradient->id()) > 0) {
         continue;
       }
-      fused_gradients_[gradient->id()] = {node, (*offsets)[i]};
+      fused_gradients_[gradient->id()] = {node, offsets[i]};
     }
   }
   int64_t index = 0;
@@ -696,8 +704,7 @@ Status Executor::Impl::CopyBinding(const BindingCopy& copy) {
     std::memcpy(copy.to->data(), copy.from->data(), copy.from->byte_size());
     return Status::Ok();
   }
-  ZG_RET_CHECK(device_.type() == DeviceType::kCuda, "state binding copies on ", device_.name());
-  return CudaCopyAsync(*copy.from, *copy.to, compute_stream());
+  return device_.CopyAsync(*copy.from, *copy.to, compute_stream());
 }
 
 Status Executor::Impl::Synchronize() {

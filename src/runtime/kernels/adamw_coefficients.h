@@ -10,7 +10,7 @@
 
 namespace zerograph::runtime {
 
-// The scalars of one AdamW step (DESIGN §4, PyTorch's AdamW).
+// The scalars of one AdamW step (docs/formats.md, PyTorch's AdamW).
 struct AdamWScalars {
   float lr = 0;
   float beta1 = 0.9f;

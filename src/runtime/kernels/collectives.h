@@ -1,8 +1,8 @@
 #ifndef ZEROGRAPH_SRC_RUNTIME_KERNELS_COLLECTIVES_H_
 #define ZEROGRAPH_SRC_RUNTIME_KERNELS_COLLECTIVES_H_
 
-// org.zerograph collectives, run through the communicator in the kernel context (DESIGN §4), the
-// same kernels on every device (MPI on CPU, NCCL on CUDA is the communicator's business):
+// org.zerograph collectives, run through the communicator in the kernel context (docs/formats.md),
+// the same kernels on every device (MPI on CPU, NCCL on CUDA is the communicator's business):
 //   ReduceScatter(fused[N·S]) -> shard[S]      nranks, reduce_op (sum | avg), group
 //   AllGather(shard[S], deps...) -> fused[N·S] nranks, group, axis (0); deps only order it
 //   AllReduce(x) -> y                          reduce_op (default sum), group
@@ -52,7 +52,6 @@ class ReduceScatterKernel final : public OpKernel {
 
 class AllGatherKernel final : public OpKernel {
  public:
-  bool GathersShards() const override { return true; }
   static StatusOr<std::unique_ptr<OpKernel>> Create(const KernelInfo& info) {
     ZG_RETURN_IF_ERROR(CheckNranksAttribute(info));
     ZG_ASSIGN_OR_RETURN(int64_t axis, ContractInt(*info.node, "axis"));

@@ -1,11 +1,11 @@
 #ifndef ZEROGRAPH_SRC_RUNTIME_KERNELS_FUSED_BUFFERS_H_
 #define ZEROGRAPH_SRC_RUNTIME_KERNELS_FUSED_BUFFERS_H_
 
-// org.zerograph ops over fused buffers (DESIGN §4, formats.md §6.2), shared by every device
-// through a memory policy (HostMemory, CudaMemory: CopyBytes, Zero). All of them move data
+// org.zerograph ops over fused buffers (docs/formats.md, "zerograph's operators"), shared by every
+// device through a memory policy (HostMemory, CudaMemory: CopyBytes, Zero). All of them move data
 // without arithmetic, and all but CoalesceTensors's padding cost nothing once the executor makes
-// their outputs (or, for CoalesceTensors, inputs) views, which InferOutputs and
-// InputOffsetsInOutput describe:
+// their outputs (or, for CoalesceTensors, inputs) views, which PlanOutputs and the op contract's
+// OpMemory describe:
 //   CoalesceTensors(t1..tn) -> fused[total]   offsets, numels, total (or alignment): ti at
 //                                             offsets[i]; everything else zero
 //   TensorViews(fused) -> t1..tn              offsets, shapes (flattened), ranks
@@ -60,10 +60,6 @@ class CoalesceTensorsKernel final : public OpKernel {
     if (total > end) gaps.emplace_back(end, total);
     return std::unique_ptr<OpKernel>(
         new CoalesceTensorsKernel(info, std::move(offsets), std::move(gaps)));
-  }
-
-  std::vector<std::optional<int64_t>> InputOffsetsInOutput() const override {
-    return std::vector<std::optional<int64_t>>(offsets_.begin(), offsets_.end());
   }
 
  protected:

@@ -1,4 +1,4 @@
-// org.zerograph AdamW and SGD (DESIGN §4), multi-tensor with ONNX's input layout:
+// org.zerograph AdamW and SGD (docs/formats.md), multi-tensor with ONNX's input layout:
 //   AdamW(lr, step, X1..Xn, G1..Gn, M1..Mn, V1..Vn) -> (X1'..Xn', M1'..Mn', V1'..Vn')
 //   SGD(lr, X1..Xn, G1..Gn) -> (X1'..Xn'):  X ← X − lr·G
 // lr is a float scalar, step an int64 scalar; X, G and the states share one dtype (fp32, fp16 or
