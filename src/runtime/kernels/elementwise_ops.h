@@ -14,6 +14,7 @@
 #include <string_view>
 #include <type_traits>
 
+#include "runtime/kernels/dtype_list.h"
 #include "zerograph/ir/dtype.h"
 #include "zerograph/ir/op_role.h"
 
@@ -24,15 +25,6 @@
 #endif
 
 namespace zerograph::runtime::elementwise {
-
-// A list of dtypes, for instantiating a kernel per dtype.
-template <DataType... Ds>
-struct Dtypes {};
-using FloatDtypes =
-    Dtypes<DataType::kFloat32, DataType::kFloat64, DataType::kFloat16, DataType::kBFloat16>;
-using NumericDtypes = Dtypes<DataType::kFloat32, DataType::kFloat64, DataType::kFloat16,
-                             DataType::kBFloat16, DataType::kInt32, DataType::kInt64>;
-using GradientDtypes = Dtypes<DataType::kFloat32, DataType::kFloat16, DataType::kBFloat16>;
 
 template <typename... Ops>
 struct OpList {};

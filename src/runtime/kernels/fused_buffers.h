@@ -11,6 +11,7 @@
 //   TensorViews(fused) -> t1..tn              offsets, shapes (flattened), ranks
 //   LocalShard(fused) -> shard                this rank's [r·S, (r+1)·S), S = numel / nranks
 //   Nop(x, deps...) -> x                      orders a stream after the deps' producers
+//                                             (CopyInputKernel, shape_ops.h)
 
 #include <algorithm>
 #include <cstddef>
@@ -48,18 +49,8 @@ class CoalesceTensorsKernel final : public OpKernel {
       if (begin > end) gaps.emplace_back(end, begin);
       end = stop;
     }
-    int64_t total;
-    if (node.HasAttribute("total")) {
-      ZG_ASSIGN_OR_RETURN(total, ContractInt(node, "total"));
-    } else {
-      ZG_ASSIGN_OR_RETURN(int64_t alignment, ContractInt(node, "alignment"));
-      ZG_RETURN_IF_NOT(alignment >= 1, "alignment must be positive, got ", alignment);
-      total = (end + alignment - 1) / alignment * alignment;
-    }
-    ZG_RETURN_IF_NOT(total >= end, "total ", total, " is less than the end of the inputs, ", end);
-    if (total > end) gaps.emplace_back(end, total);
     return std::unique_ptr<OpKernel>(
-        new CoalesceTensorsKernel(info, std::move(offsets), std::move(gaps)));
+        new CoalesceTensorsKernel(info, std::move(offsets), std::move(gaps), end));
   }
 
  protected:
@@ -71,20 +62,25 @@ class CoalesceTensorsKernel final : public OpKernel {
       const DeviceTensor& in = *ctx.inputs[i];
       ZG_RETURN_IF_ERROR(Memory::CopyBytes(in.data(), target, in.byte_size(), ctx));
     }
-    for (const auto& [begin, end] : gaps_) {
-      ZG_RETURN_IF_ERROR(Memory::Zero(out + begin * static_cast<int64_t>(size),
-                                      static_cast<size_t>(end - begin) * size, ctx));
-    }
-    return Status::Ok();
+    // The padding: the gaps between the inputs and, after them, the rest of the output, whose
+    // size (`total` or the alignment) the contract's shape function gave.
+    auto zero = [&](int64_t begin, int64_t end) {
+      return Memory::Zero(out + begin * static_cast<int64_t>(size),
+                          static_cast<size_t>(end - begin) * size, ctx);
+    };
+    for (const auto& [begin, end] : gaps_) ZG_RETURN_IF_ERROR(zero(begin, end));
+    const int64_t total = ctx.outputs[0]->numel();
+    return total > end_ ? zero(end_, total) : Status::Ok();
   }
 
  private:
   CoalesceTensorsKernel(const KernelInfo& info, std::vector<int64_t> offsets,
-                        std::vector<std::pair<int64_t, int64_t>> gaps)
-      : OpKernel(info), offsets_(std::move(offsets)), gaps_(std::move(gaps)) {}
+                        std::vector<std::pair<int64_t, int64_t>> gaps, int64_t end)
+      : OpKernel(info), offsets_(std::move(offsets)), gaps_(std::move(gaps)), end_(end) {}
 
   std::vector<int64_t> offsets_;
   std::vector<std::pair<int64_t, int64_t>> gaps_;  // [begin, end) element ranges to zero
+  int64_t end_;                                    // where the last input ends
 };
 
 template <typename Memory>
@@ -154,22 +150,6 @@ class LocalShardKernel final : public OpKernel {
     const int64_t shard = ctx.outputs[0]->numel();
     ZG_ASSIGN_OR_RETURN(DeviceTensor view, ctx.inputs[0]->View(rank() * shard, {shard}));
     return Memory::CopyBytes(view.data(), ctx.outputs[0]->data(), ctx.outputs[0]->byte_size(), ctx);
-  }
-};
-
-template <typename Memory>
-class NopKernel final : public OpKernel {
- public:
-  using OpKernel::OpKernel;
-
- protected:
-  Status PlanOutputs(const ShapeContext&, std::span<OutputInfo> outputs) const override {
-    outputs[0].view = OutputInfo::View{0, 0};
-    return Status::Ok();
-  }
-  Status ComputeImpl(const KernelContext& ctx) const override {
-    return Memory::CopyBytes(ctx.inputs[0]->data(), ctx.outputs[0]->data(),
-                             ctx.outputs[0]->byte_size(), ctx);
   }
 };
 

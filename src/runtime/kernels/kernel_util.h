@@ -10,6 +10,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "runtime/kernels/dtype_list.h"
 #include "zerograph/core/status.h"
 #include "zerograph/core/str_cat.h"
 #include "zerograph/ir/node.h"
@@ -106,6 +107,12 @@ auto DispatchDtype(DataType dtype, Fn&& fn) -> decltype(fn(float{})) {
   ((dtype == Dtypes ? (result.emplace(fn(typename CppType<Dtypes>::type{})), true) : false) || ...);
   if (result) return std::move(*result);
   return UnimplementedError(StrCat("no CPU code for dtype ", DataTypeName(dtype)));
+}
+
+// DispatchDtype over the dtypes of a DtypeList.
+template <DataType... Dtypes, typename Fn>
+auto DispatchDtypes(DtypeList<Dtypes...>, DataType dtype, Fn&& fn) {
+  return DispatchDtype<Dtypes...>(dtype, std::forward<Fn>(fn));
 }
 
 // A factory for a kernel class template instantiated per element type:

@@ -1,9 +1,9 @@
 #ifndef ZEROGRAPH_SRC_RUNTIME_KERNELS_SHAPE_OPS_H_
 #define ZEROGRAPH_SRC_RUNTIME_KERNELS_SHAPE_OPS_H_
 
-// Data movement without arithmetic, shared by every device: Identity, Reshape, Transpose (perm,
-// default reversed) and Constant; their shapes are the op contracts'. Identity and Reshape
-// outputs may be views of their input. The kernels that only copy are templates on a memory policy
+// Data movement without arithmetic, shared by every device: Identity, Reshape and Nop
+// (CopyInputKernel), Transpose (perm, default reversed) and Constant; their shapes are the op
+// contracts'. The kernels that only copy are templates on a memory policy
 // (HostMemory, CudaMemory: CopyBytes, Zero, CopyFromHost); Transpose's base leaves ComputeImpl to
 // the device.
 
@@ -19,24 +19,10 @@
 
 namespace zerograph::runtime {
 
+// Output 0 holds input 0's bytes: Identity, Reshape (its shape is the contract's) and Nop (whose
+// other inputs only order it). A view of the input when the executor can make it one.
 template <typename Memory>
-class IdentityKernel final : public OpKernel {
- public:
-  using OpKernel::OpKernel;
-
- protected:
-  Status PlanOutputs(const ShapeContext&, std::span<OutputInfo> outputs) const override {
-    outputs[0].view = OutputInfo::View{0, 0};
-    return Status::Ok();
-  }
-  Status ComputeImpl(const KernelContext& ctx) const override {
-    return Memory::CopyBytes(ctx.inputs[0]->data(), ctx.outputs[0]->data(),
-                             ctx.outputs[0]->byte_size(), ctx);
-  }
-};
-
-template <typename Memory>
-class ReshapeKernel final : public OpKernel {
+class CopyInputKernel final : public OpKernel {
  public:
   using OpKernel::OpKernel;
 

@@ -35,16 +35,12 @@ void CastLoop(const void* in, void* out, int64_t n) {
   for (int64_t i = 0; i < n; ++i) dst[i] = Convert<D>(src[i]);
 }
 
-#define ZG_CAST_DTYPES                                                             \
-  DataType::kFloat32, DataType::kFloat64, DataType::kFloat16, DataType::kBFloat16, \
-      DataType::kInt64, DataType::kInt32, DataType::kInt8, DataType::kUint8, DataType::kBool
-
 class CastKernel final : public CastKernelBase {
  public:
   static StatusOr<std::unique_ptr<OpKernel>> Create(const KernelInfo& info) {
     ZG_ASSIGN_OR_RETURN(const DataType target, ParseTarget(info));
-    StatusOr<CastFn> fn = DispatchDtype<ZG_CAST_DTYPES>(info.dtype, [&](auto src) {
-      return DispatchDtype<ZG_CAST_DTYPES>(target, [&](auto dst) -> StatusOr<CastFn> {
+    StatusOr<CastFn> fn = DispatchDtypes(CastDtypes{}, info.dtype, [&](auto src) {
+      return DispatchDtypes(CastDtypes{}, target, [&](auto dst) -> StatusOr<CastFn> {
         return &CastLoop<decltype(src), decltype(dst)>;
       });
     });
@@ -75,7 +71,7 @@ class CastKernel final : public CastKernelBase {
 
 Status RegisterCpuCastKernels(KernelRegistry& registry) {
   return registry.Register(
-      {"", "Cast", DeviceType::kCpu, {ZG_CAST_DTYPES}, 0, {}, &CastKernel::Create});
+      {"", "Cast", DeviceType::kCpu, CastDtypes::Vector(), 0, {}, &CastKernel::Create});
 }
 
 }  // namespace zerograph::runtime

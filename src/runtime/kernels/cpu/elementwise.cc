@@ -14,7 +14,6 @@
 namespace zerograph::runtime {
 namespace {
 
-using elementwise::Dtypes;
 using elementwise::OpList;
 
 template <typename Op, typename T>
@@ -110,7 +109,7 @@ struct Binary {
 
 // Registers Kernel<Op>'s instantiation for each of Op's dtypes.
 template <template <typename> class Kernel, typename Op, DataType... Ds>
-Status RegisterOp(KernelRegistry& registry, Dtypes<Ds...>) {
+Status RegisterOp(KernelRegistry& registry, DtypeList<Ds...>) {
   return registry.Register({std::string(Op::kDomain),
                             std::string(Op::kName),
                             DeviceType::kCpu,

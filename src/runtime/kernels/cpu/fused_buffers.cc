@@ -4,6 +4,7 @@
 #include "runtime/kernels/cpu/cpu_kernels.h"
 #include "runtime/kernels/cpu/host_memory.h"
 #include "runtime/kernels/kernel_util.h"
+#include "runtime/kernels/shape_ops.h"
 #include "zerograph/ir/op_role.h"
 
 namespace zerograph::runtime {
@@ -25,7 +26,7 @@ Status RegisterCpuFusedBufferKernels(KernelRegistry& registry) {
                                         {kFloat32, kFloat16, kBFloat16},
                                         0,
                                         {},
-                                        MakeKernel<NopKernel<HostMemory>>}));
+                                        MakeKernel<CopyInputKernel<HostMemory>>}));
   return Status::Ok();
 }
 

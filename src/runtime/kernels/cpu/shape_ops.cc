@@ -63,9 +63,9 @@ Status RegisterCpuShapeKernels(KernelRegistry& registry) {
   constexpr auto kCpu = DeviceType::kCpu;
   const std::vector<DataType> all(std::begin(kAllDtypes), std::end(kAllDtypes));
   ZG_RETURN_IF_ERROR(registry.Register(
-      {"", "Identity", kCpu, all, 0, {}, MakeKernel<IdentityKernel<HostMemory>>}));
-  ZG_RETURN_IF_ERROR(
-      registry.Register({"", "Reshape", kCpu, all, 0, {}, MakeKernel<ReshapeKernel<HostMemory>>}));
+      {"", "Identity", kCpu, all, 0, {}, MakeKernel<CopyInputKernel<HostMemory>>}));
+  ZG_RETURN_IF_ERROR(registry.Register(
+      {"", "Reshape", kCpu, all, 0, {}, MakeKernel<CopyInputKernel<HostMemory>>}));
   ZG_RETURN_IF_ERROR(
       registry.Register({"", "Transpose", kCpu, all, 0, {}, MakeKernelWithAttrs<TransposeKernel>}));
   ZG_RETURN_IF_ERROR(registry.Register({"",

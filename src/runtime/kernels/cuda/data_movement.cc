@@ -41,9 +41,9 @@ Status RegisterCudaDataMovementKernels(KernelRegistry& registry) {
   constexpr auto kCuda = DeviceType::kCuda;
   const std::vector<DataType> all(std::begin(kAllDtypes), std::end(kAllDtypes));
   ZG_RETURN_IF_ERROR(registry.Register(
-      {"", "Identity", kCuda, all, 0, {}, MakeKernel<IdentityKernel<CudaMemory>>}));
-  ZG_RETURN_IF_ERROR(
-      registry.Register({"", "Reshape", kCuda, all, 0, {}, MakeKernel<ReshapeKernel<CudaMemory>>}));
+      {"", "Identity", kCuda, all, 0, {}, MakeKernel<CopyInputKernel<CudaMemory>>}));
+  ZG_RETURN_IF_ERROR(registry.Register(
+      {"", "Reshape", kCuda, all, 0, {}, MakeKernel<CopyInputKernel<CudaMemory>>}));
   ZG_RETURN_IF_ERROR(registry.Register(
       {"", "Transpose", kCuda, all, 0, {}, MakeKernelWithAttrs<CudaTransposeKernel>}));
   ZG_RETURN_IF_ERROR(registry.Register({"",
@@ -66,7 +66,7 @@ Status RegisterCudaDataMovementKernels(KernelRegistry& registry) {
                             {kFloat32, kFloat16, kBFloat16},
                             0,
                             {},
-                            MakeKernel<NopKernel<CudaMemory>>});
+                            MakeKernel<CopyInputKernel<CudaMemory>>});
 }
 
 }  // namespace zerograph::runtime

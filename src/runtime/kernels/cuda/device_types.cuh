@@ -13,6 +13,7 @@
 #include <cstdint>
 
 #include "runtime/kernels/cuda/strided_indexer.h"
+#include "runtime/kernels/dtype_list.h"
 #include "zerograph/ir/dtype.h"
 
 namespace zerograph::runtime::cuda {
@@ -83,6 +84,18 @@ template <>
 struct CudaType<DataType::kInt64> {
   using type = int64_t;
 };
+template <>
+struct CudaType<DataType::kInt8> {
+  using type = int8_t;
+};
+template <>
+struct CudaType<DataType::kUint8> {
+  using type = uint8_t;
+};
+template <>
+struct CudaType<DataType::kBool> {
+  using type = bool;
+};
 
 // Calls fn(T{}) for the T among Ts whose dtype is `dtype`; cudaErrorNotSupported for any other.
 template <typename... Ts, typename Fn>
@@ -90,6 +103,12 @@ cudaError_t DispatchDtype(DataType dtype, Fn&& fn) {
   cudaError_t result = cudaErrorNotSupported;
   (void)((dtype == DtypeOf<Ts>::value ? (result = fn(Ts{}), true) : false) || ...);
   return result;
+}
+
+// DispatchDtype over the device types of a DtypeList.
+template <DataType... Ds, typename Fn>
+cudaError_t DispatchDtypes(DtypeList<Ds...>, DataType dtype, Fn&& fn) {
+  return DispatchDtype<typename CudaType<Ds>::type...>(dtype, fn);
 }
 
 // The type arithmetic on T happens in.

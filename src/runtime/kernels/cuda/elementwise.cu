@@ -149,24 +149,21 @@ __global__ void ScaledGatherKernel(T beta, const T* c, T* y, int64_t n, StridedI
   }
 }
 
-#define ZG_CAST_TYPES float, double, __half, __nv_bfloat16, int32_t, int64_t, int8_t, uint8_t, bool
-
-template <typename Op, DataType... Ds>
-cudaError_t DispatchBinary(elementwise::Dtypes<Ds...>, DataType dtype, const void* a, const void* b,
-                           void* out, int64_t n, const StridedIndexer* broadcast,
-                           cudaStream_t stream) {
-  return DispatchDtype<typename CudaType<Ds>::type...>(dtype, [&](auto tag) {
+// Op on the device type of `dtype`, one of Op's Types.
+template <typename Op>
+cudaError_t DispatchBinary(DataType dtype, const void* a, const void* b, void* out, int64_t n,
+                           const StridedIndexer* broadcast, cudaStream_t stream) {
+  return DispatchDtypes(typename Op::Types{}, dtype, [&](auto tag) {
     using T = decltype(tag);
     using Out = std::conditional_t<Op::kBoolOutput, bool, T>;
     return RunBinary<Op, T, Out>(a, b, out, n, broadcast, stream);
   });
 }
 
-template <typename Op, DataType... Ds>
-cudaError_t DispatchUnary(elementwise::Dtypes<Ds...>, DataType dtype, const void* x, void* y,
-                          int64_t n, cudaStream_t stream) {
-  return DispatchDtype<typename CudaType<Ds>::type...>(
-      dtype, [&](auto tag) { return RunUnary<Op, decltype(tag)>(x, y, n, stream); });
+template <typename Op>
+cudaError_t DispatchUnary(DataType dtype, const void* x, void* y, int64_t n, cudaStream_t stream) {
+  return DispatchDtypes(typename Op::Types{}, dtype,
+                        [&](auto tag) { return RunUnary<Op, decltype(tag)>(x, y, n, stream); });
 }
 
 // Runs launch(Op{}) for the op at `index` of the list.
@@ -185,7 +182,7 @@ cudaError_t LaunchBinary(size_t op, DataType dtype, const void* a, const void* b
   if (n == 0) return cudaSuccess;
   return ForOpAt(elementwise::BinaryOps{}, op, [&](auto tag) {
     using Op = decltype(tag);
-    return DispatchBinary<Op>(typename Op::Types{}, dtype, a, b, out, n, broadcast, stream);
+    return DispatchBinary<Op>(dtype, a, b, out, n, broadcast, stream);
   });
 }
 
@@ -194,15 +191,15 @@ cudaError_t LaunchUnary(size_t op, DataType dtype, const void* x, void* y, int64
   if (n == 0) return cudaSuccess;
   return ForOpAt(elementwise::UnaryOps{}, op, [&](auto tag) {
     using Op = decltype(tag);
-    return DispatchUnary<Op>(typename Op::Types{}, dtype, x, y, n, stream);
+    return DispatchUnary<Op>(dtype, x, y, n, stream);
   });
 }
 
 cudaError_t LaunchCast(DataType from, DataType to, const void* x, void* y, int64_t n,
                        cudaStream_t stream) {
   if (n == 0) return cudaSuccess;
-  return DispatchDtype<ZG_CAST_TYPES>(from, [&](auto source) {
-    return DispatchDtype<ZG_CAST_TYPES>(to, [&](auto target) {
+  return DispatchDtypes(CastDtypes{}, from, [&](auto source) {
+    return DispatchDtypes(CastDtypes{}, to, [&](auto target) {
       using S = decltype(source);
       using D = decltype(target);
       CastKernel<S, D>

@@ -12,6 +12,7 @@
 #include "runtime/kernels/cuda/cuda_kernel_util.h"
 #include "runtime/kernels/cuda/cuda_kernels.h"
 #include "runtime/kernels/cuda/elementwise_launch.h"
+#include "runtime/kernels/dtype_list.h"
 #include "runtime/kernels/elementwise_ops.h"
 #include "runtime/kernels/elementwise_shapes.h"
 #include "runtime/kernels/kernel_util.h"
@@ -20,7 +21,6 @@
 namespace zerograph::runtime {
 namespace {
 
-using elementwise::Dtypes;
 using elementwise::OpList;
 
 // `op_` is the op's index in elementwise::BinaryOps.
@@ -69,7 +69,7 @@ class CudaUnaryKernel final : public UnaryKernelBase {
 
 // Registers Op for its dtypes as a Kernel made with the op's index in List (the launchers' key).
 template <typename Kernel, typename Op, typename List, DataType... Ds>
-Status RegisterOp(KernelRegistry& registry, Dtypes<Ds...>) {
+Status RegisterOp(KernelRegistry& registry, DtypeList<Ds...>) {
   return registry.Register({std::string(Op::kDomain),
                             std::string(Op::kName),
                             DeviceType::kCuda,
@@ -91,20 +91,11 @@ Status RegisterOps(KernelRegistry& registry, OpList<Ops...>) {
   return status;
 }
 
-// The CPU's Cast dtypes (kernels/cpu/cast.cc), as sources and as targets.
-constexpr DataType kCastDtypes[] = {DataType::kFloat32,  DataType::kFloat64, DataType::kFloat16,
-                                    DataType::kBFloat16, DataType::kInt64,   DataType::kInt32,
-                                    DataType::kInt8,     DataType::kUint8,   DataType::kBool};
-
-bool IsCastDtype(DataType dtype) {
-  return std::find(std::begin(kCastDtypes), std::end(kCastDtypes), dtype) != std::end(kCastDtypes);
-}
-
 class CudaCastKernel final : public CastKernelBase {
  public:
   static StatusOr<std::unique_ptr<OpKernel>> Create(const KernelInfo& info) {
     ZG_ASSIGN_OR_RETURN(const DataType target, ParseTarget(info));
-    if (!IsCastDtype(info.dtype) || !IsCastDtype(target)) {
+    if (!CastDtypes::Contains(info.dtype) || !CastDtypes::Contains(target)) {
       return UnimplementedError(StrCat("Cast from ", DataTypeName(info.dtype), " to ",
                                        DataTypeName(target), " is not supported"));
     }
@@ -130,8 +121,8 @@ class CudaCastKernel final : public CastKernelBase {
 Status RegisterCudaElementwiseKernels(KernelRegistry& registry) {
   ZG_RETURN_IF_ERROR(RegisterOps<CudaUnaryKernel>(registry, elementwise::UnaryOps{}));
   ZG_RETURN_IF_ERROR(RegisterOps<CudaBinaryKernel>(registry, elementwise::BinaryOps{}));
-  const std::vector<DataType> cast(std::begin(kCastDtypes), std::end(kCastDtypes));
-  return registry.Register({"", "Cast", DeviceType::kCuda, cast, 0, {}, &CudaCastKernel::Create});
+  return registry.Register(
+      {"", "Cast", DeviceType::kCuda, CastDtypes::Vector(), 0, {}, &CudaCastKernel::Create});
 }
 
 }  // namespace zerograph::runtime
