@@ -116,6 +116,8 @@ StatusOr<std::unique_ptr<OpKernel>> KernelRegistry::CreateKernel(
     return NotFoundError(StrCat(where, ": ", name, " at opset ", opset_version.value_or(0),
                                 " is older than every version zerograph implements"));
   }
+  // The one place every node is checked against its contract before a kernel reads it.
+  ZG_RETURN_IF_ERROR(CheckNodeAgainstContract(node, *contract));
   KernelInfo info{&node, device, dtype, rank, nranks, entry.host_inputs, contract};
   StatusOr<std::unique_ptr<OpKernel>> kernel = def->second.factory(info);
   if (!kernel.ok()) return std::move(kernel).status().WithContext(where);

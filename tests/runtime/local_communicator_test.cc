@@ -41,7 +41,8 @@ TEST(LocalCommunicatorTest, MisconfiguredCollectivesAreRefused) {
   StatusOr<std::vector<DeviceTensor>> out = runner.Run(kZerographDomain, "AllReduce", {x}, 1);
   ASSERT_FALSE(out.ok());
   EXPECT_NE(out.status().message().find("without a communicator"), std::string_view::npos);
-  out = runner.Run(kZerographDomain, "ReduceScatter", {x}, 1, {Attr("reduce_op", "max")});
+  out = runner.Run(kZerographDomain, "ReduceScatter", {x}, 1,
+                   {Attr("nranks", int64_t{1}), Attr("reduce_op", "max")});
   ASSERT_FALSE(out.ok());
   EXPECT_NE(out.status().message().find("'max'"), std::string_view::npos);
 }

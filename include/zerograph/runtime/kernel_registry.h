@@ -66,8 +66,8 @@ class KernelRegistry {
 
   // The kernel for `node` on `device`, chosen by the dtype of its type input (`input_dtypes` has
   // one entry per node input, kUndefined for an omitted one), made for the node's op contract at
-  // `opset_version` (nullopt: the newest). NotFound names the node, the op and what is
-  // registered; the factory's errors name the node.
+  // `opset_version` (nullopt: the newest), after checking the node against that contract.
+  // NotFound names the node, the op and what is registered; the other errors name the node.
   StatusOr<std::unique_ptr<OpKernel>> CreateKernel(
       const Node& node, DeviceType device, std::span<const DataType> input_dtypes, int rank = 0,
       int nranks = 1, std::optional<int64_t> opset_version = std::nullopt) const;
