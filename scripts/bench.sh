@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Builds the benchmarks in Release and writes their results into docs/benchmarks.md.
 # Usage: scripts/bench.sh [--only SECTIONS] [graph-io-bench options]
-#   SECTIONS is a comma-separated subset of graph-io,adamw,comm,overlap,convert,gpu (default: all
-#   but gpu, which is measured on a GPU machine by scripts/gpu_check.sh: `--only gpu` with
-#   ZG_GPU_CHECK_RESULT=its gpu_check.md copies that table in). Sections
+#   SECTIONS is a comma-separated subset of graph-io,adamw,comm,overlap,convert,compare,gpu
+#   (default: all but compare and gpu). compare runs bench/compare_builds.sh: this tree's build
+#   against a Release build of the commit ZG_COMPARE_BASE (built in a temporary worktree), side by
+#   side. gpu is measured on a GPU machine by scripts/gpu_check.sh: `--only gpu` with
+#   ZG_GPU_CHECK_RESULT=its gpu_check.md copies that table in. Sections
 #   not run keep their text from the current docs/benchmarks.md, with the date and machine they
 #   were measured on, so one slow section need not be rerun to refresh another.
 #   Options after it go to graph-io-bench; without them it runs graph-io-bench on the training
@@ -17,7 +19,7 @@ scripts/setup.sh
 build=${ZG_BENCH_BUILD_DIR:-build-release}
 doc=docs/benchmarks.md
 
-sections=(graph-io adamw comm overlap convert gpu)
+sections=(graph-io adamw comm overlap convert compare gpu)
 selected=(graph-io adamw comm overlap convert)
 if [ "${1:-}" = "--only" ]; then
   IFS=, read -r -a selected <<<"${2:?--only needs a list of sections}"
@@ -41,6 +43,7 @@ wanted adamw && targets+=(adamw-bench)
 wanted comm && targets+=(comm-bench)
 wanted overlap && targets+=(graph-exec rewrite-graph generate-models)
 wanted convert && targets+=(checkpoint-convert make-big-checkpoint)
+wanted compare && targets+=(graph-io-bench adamw-bench)
 [ ${#targets[@]} -eq 0 ] || cmake --build "$build" -j "$(nproc)" --target "${targets[@]}"
 
 if [ $# -gt 0 ]; then
@@ -254,6 +257,26 @@ graph-exec makes it, and updates X, M and V in place, as the executor runs it.
 EOF
   measure adamw plain "$build/bench/adamw-bench" --elements 16777216 --reps 9
   cat "$work/adamw"
+}
+
+section_compare() {
+  local base=${ZG_COMPARE_BASE:?bench: --only compare needs ZG_COMPARE_BASE, the commit to compare with}
+  local tree="$work/base"
+  git worktree add --detach "$tree" "$base" >/dev/null 2>&1
+  cmake -S "$tree" -B "$tree/build" -DCMAKE_BUILD_TYPE=Release -DZG_BUILD_TESTS=OFF >/dev/null
+  cmake --build "$tree/build" -j "$(nproc)" --target graph-io-bench adamw-bench >/dev/null
+  cat <<EOF
+## A change against its base (\`bench/compare_builds.sh\`)
+
+The graph-io and AdamW benchmarks of two Release builds, base $(git rev-parse --short "$base") and
+this tree, run alternating in every round on one machine, so that the ratio new / old says how the
+change moved each figure while the machine's load moves both alike. Same graph as graph-io above.
+
+EOF
+  measure compare plain bench/compare_builds.sh "$tree/build" "$build" 5 100000
+  measure compare plain bench/compare_builds.sh "$tree/build" "$build" 3 1000000
+  cat "$work/compare"
+  git worktree remove --force "$tree"
 }
 
 section_comm() {

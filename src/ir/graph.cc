@@ -5,6 +5,7 @@
 #include <onnx/onnx_pb.h>
 
 #include "zerograph/ir/graph_feed.h"
+#include "zerograph/ir/op_contract.h"
 #include "zerograph/ir/proto_store.h"
 
 namespace zerograph {
@@ -103,6 +104,16 @@ void Graph::AttachProto(Node* node, onnx::NodeProto* proto) {
   node->name_ = proto->name();
   node->op_type_ = proto->op_type();
   node->domain_ = proto->domain();
+  node->op_versions_ = OpVersionsOf(node->domain_, node->op_type_);
+}
+
+const OpVersions* Graph::OpVersionsOf(std::string_view domain, std::string_view op_type) {
+  for (const KnownOp& op : known_ops_) {
+    if (op.op_type == op_type && op.domain == domain) return op.versions;
+  }
+  const OpVersions* versions = OpContracts::Get().FindOp(domain, op_type);
+  known_ops_.push_back({std::string(domain), std::string(op_type), versions});
+  return versions;
 }
 
 Node* Graph::NewNode() {

@@ -188,18 +188,27 @@ std::string_view NormalizeDomain(std::string_view domain) {
   return domain == "ai.onnx" ? std::string_view() : domain;
 }
 
-const OpContract* OpContracts::Find(std::string_view domain, std::string_view name,
-                                    std::optional<int64_t> opset_version) const {
+const OpVersions* OpContracts::FindOp(std::string_view domain, std::string_view name) const {
   auto by_name = by_domain_.find(NormalizeDomain(domain));
   if (by_name == by_domain_.end()) return nullptr;
   auto versions = by_name->second.find(name);
-  if (versions == by_name->second.end()) return nullptr;
+  return versions == by_name->second.end() ? nullptr : &versions->second;
+}
+
+const OpContract* OpContracts::PickVersion(const OpVersions& versions,
+                                           std::optional<int64_t> opset_version) {
   const OpContract* found = nullptr;
-  for (const OpContract& contract : versions->second) {
+  for (const OpContract& contract : versions) {
     if (opset_version && contract.since_version > *opset_version) break;
     found = &contract;
   }
   return found;
+}
+
+const OpContract* OpContracts::Find(std::string_view domain, std::string_view name,
+                                    std::optional<int64_t> opset_version) const {
+  const OpVersions* versions = FindOp(domain, name);
+  return versions == nullptr ? nullptr : PickVersion(*versions, opset_version);
 }
 
 std::vector<const OpContract*> OpContracts::All() const {
@@ -224,6 +233,9 @@ Status OpContracts::Add(OpContract contract) {
                    ArityName(formal.arity), " formal '", formal.name, "' is not last");
     }
   }
+  if (contract.optimizer) {
+    optimizers_.push_back({contract.domain, contract.name, *contract.optimizer});
+  }
   std::vector<OpContract>& versions =
       by_domain_[std::string(NormalizeDomain(contract.domain))][std::string(contract.name)];
   auto at = std::find_if(versions.begin(), versions.end(), [&](const OpContract& other) {
@@ -235,16 +247,18 @@ Status OpContracts::Add(OpContract contract) {
   return Status::Ok();
 }
 
-Status CheckNodeAgainstContract(const Node& node, const OpContract& contract) {
+Status CheckNodeAgainstContract(const Node& node, const OpContract& contract,
+                                AttributeCheck attributes) {
   ZG_RETURN_IF_ERROR(CheckCount(node, "inputs", node.num_inputs(), contract.inputs));
   ZG_RETURN_IF_ERROR(CheckCount(node, "outputs", node.num_outputs(), contract.outputs));
   for (size_t i = 0; i < node.num_inputs(); ++i) {
+    if (node.input(i) != nullptr) continue;
     const OpFormal* formal = contract.InputFormal(i);
-    ZG_RETURN_IF_NOT(node.input(i) != nullptr || formal->arity != OpFormal::Arity::kSingle,
-                     Label(node), ": omits input ", i, " ('", formal->name,
-                     "'), which is not optional");
+    ZG_RETURN_IF_NOT(formal->arity != OpFormal::Arity::kSingle, Label(node), ": omits input ", i,
+                     " ('", formal->name, "'), which is not optional");
   }
   for (const OpAttribute& attribute : contract.attributes) {
+    if (!attribute.required && attributes == AttributeCheck::kRequired) continue;
     std::optional<AttributeType> type = node.GetAttributeType(attribute.name);
     if (!type) {
       ZG_RETURN_IF_NOT(!attribute.required, Label(node), ": needs attribute '", attribute.name,

@@ -5,10 +5,14 @@
 
 namespace zerograph {
 std::optional<OptimizerSignature> FindOptimizerSignature(const Node& node) {
-  const OpContract* contract = OpContracts::Get().Find(node.domain(), node.op_type());
-  if (contract == nullptr || !contract->optimizer) return std::nullopt;
-  return OptimizerSignature{contract->domain, contract->name, contract->optimizer->num_scalars,
-                            contract->optimizer->num_states};
+  // A scan of the few optimizer ops: passes ask this of every node of large graphs.
+  for (const OpContracts::Optimizer& optimizer : OpContracts::Get().optimizers()) {
+    if (node.Is(optimizer.domain, optimizer.name)) {
+      return OptimizerSignature{optimizer.domain, optimizer.name, optimizer.layout.num_scalars,
+                                optimizer.layout.num_states};
+    }
+  }
+  return std::nullopt;
 }
 
 StatusOr<std::vector<OptimizerSlot>> OptimizerSlots(const Node& node,

@@ -268,7 +268,7 @@ class Graph {
   Value* NewValue(std::string_view name);
   Node* NewNode();
   // Gives `node` its message, whose name, op type and domain it then reads without a lookup.
-  static void AttachProto(Node* node, onnx::NodeProto* proto);
+  void AttachProto(Node* node, onnx::NodeProto* proto);
   // AdoptAsOutput but for the type.
   void MoveDefinition(Node* node, Value* value);
   void LinkAtEnd(Node* node);
@@ -292,6 +292,16 @@ class Graph {
     // The value's `info_epoch_` when the entry was made: AdoptAsOutput retires older entries.
     uint32_t epoch = 0;
   };
+
+  // The op contracts of the op types met so far, for Node::op_versions(): a graph has few
+  // distinct ops, so a scan of them is cheaper than a lookup among every contract per node.
+  struct KnownOp {
+    std::string domain;
+    std::string op_type;
+    const OpVersions* versions;
+  };
+  const OpVersions* OpVersionsOf(std::string_view domain, std::string_view op_type);
+  std::vector<KnownOp> known_ops_;
 
   std::unique_ptr<ProtoStore> store_;
   // Nodes, values and their edge lists grow in one region freed with the graph:

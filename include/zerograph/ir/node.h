@@ -21,6 +21,9 @@ namespace zerograph {
 
 class Graph;
 class Value;
+struct OpContract;
+// One op's contracts, oldest version first (zerograph/ir/op_contract.h).
+using OpVersions = std::vector<OpContract>;
 
 // ONNX's attribute kinds, numbered as AttributeProto.AttributeType.
 enum class AttributeType : int32_t {
@@ -61,6 +64,9 @@ class Node {
   std::string_view op_type() const { return op_type_; }
   // "" is the default ONNX domain.
   std::string_view domain() const { return domain_; }
+  // Every version of the node's op contract (zerograph/ir/op_contract.h), or null for an op
+  // zerograph does not know; which version applies depends on the graph's opset.
+  const OpVersions* op_versions() const { return op_versions_; }
   bool Is(std::string_view domain, std::string_view op_type) const {
     return this->domain() == domain && this->op_type() == op_type;
   }
@@ -151,6 +157,7 @@ class Node {
   std::string_view name_;
   std::string_view op_type_;
   std::string_view domain_;
+  const OpVersions* op_versions_ = nullptr;
   std::pmr::vector<Value*> inputs_;
   // Where input i's use sits in its value's user list, so that removing the use is O(1): values
   // such as the learning rate have a user per optimizer node, and erasing each of those nodes

@@ -182,6 +182,19 @@ class OpContracts {
                          std::optional<int64_t> opset_version = std::nullopt) const;
   // Every contract, sorted by domain, name and version.
   std::vector<const OpContract*> All() const;
+  // Every version of the op, or null: what a Node keeps of its op (Node::op_versions()).
+  const OpVersions* FindOp(std::string_view domain, std::string_view name) const;
+  // The newest of `versions` not newer than `opset_version` (nullopt: the newest), or null.
+  static const OpContract* PickVersion(const OpVersions& versions,
+                                       std::optional<int64_t> opset_version);
+
+  // The ops with an optimizer layout, for a scan that asks of every node whether it is one.
+  struct Optimizer {
+    std::string_view domain;
+    std::string_view name;
+    OptimizerLayout layout;
+  };
+  std::span<const Optimizer> optimizers() const { return optimizers_; }
 
   // Adds a contract; fails when (domain, name, since_version) is taken or the contract is
   // malformed (a type variable without a constraint, a variadic formal that is not last).
@@ -190,17 +203,24 @@ class OpContracts {
  private:
   // By domain, then name (looked up without allocating: Verify asks once per node), each op's
   // versions in order.
-  using ByName = std::map<std::string, std::vector<OpContract>, std::less<>>;
+  using ByName = std::map<std::string, OpVersions, std::less<>>;
   std::map<std::string, ByName, std::less<>> by_domain_;
+  std::vector<Optimizer> optimizers_;
 };
 
 // "ai.onnx" and "" both name ONNX's default domain.
 std::string_view NormalizeDomain(std::string_view domain);
 
+// Which attributes CheckNodeAgainstContract reads: the required ones, or every declared one.
+// Reading an attribute touches the node's ONNX message, which a pass over a large graph otherwise
+// never loads; an optional attribute of the wrong type is refused where it is read (ContractInt).
+enum class AttributeCheck { kRequired, kAll };
+
 // Checks `node` against `contract`: input and output counts, omitted inputs only where optional,
-// required attributes present and every declared attribute of its declared type. Errors name the
-// node.
-Status CheckNodeAgainstContract(const Node& node, const OpContract& contract);
+// the optimizer layout's groups, the contract's check, and `attributes`: present and of their
+// declared type. Errors name the node.
+Status CheckNodeAgainstContract(const Node& node, const OpContract& contract,
+                                AttributeCheck attributes = AttributeCheck::kAll);
 
 // Attribute readers with the contract's defaults: an absent attribute takes the default of the
 // node's op contract, or is an error when it has none; another type is an error naming the
