@@ -496,7 +496,8 @@ int CheckKernels(const KernelRegistry& registry, Side& cpu, Side& gpu) {
 }
 
 // The fused AdamW update over one bucket (X, G, M, V of bench_mib each, in place, as the executor
-// runs it) against Device::CopyAsync copying 3.5 tensors' worth, which reads and writes as many bytes.
+// runs it) against Device::CopyAsync copying 3.5 tensors' worth, which reads and writes as many
+// bytes.
 Status BenchAdamW(const KernelRegistry& registry, Side& gpu, Device& cpu, const Options& options) {
   std::printf(
       "\n| dtype | elements | bytes moved (MiB) | AdamW ms | AdamW GB/s | copy GB/s | AdamW / copy "
@@ -547,8 +548,9 @@ Status BenchAdamW(const KernelRegistry& registry, Side& gpu, Device& cpu, const 
              options.reps;
     };
     ZG_ASSIGN_OR_RETURN(const double adamw, time([&] { return kernel->Compute(ctx); }));
-    ZG_ASSIGN_OR_RETURN(const double copy,
-                        time([&] { return source.device().CopyAsync(source, destination, stream); }));
+    ZG_ASSIGN_OR_RETURN(const double copy, time([&] {
+                          return source.device().CopyAsync(source, destination, stream);
+                        }));
     const double bytes = static_cast<double>(moved);
     std::printf("| %s | %lld | %.0f | %.3f | %.0f | %.0f | %.2f |\n",
                 std::string(DataTypeName(dtype)).c_str(), static_cast<long long>(elements),

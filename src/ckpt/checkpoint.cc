@@ -22,10 +22,10 @@
 #include "zerograph/core/str_cat.h"
 #include "zerograph/ir/graph.h"
 #include "zerograph/ir/node.h"
+#include "zerograph/ir/optimizer_signature.h"
 #include "zerograph/ir/tensor.h"
 #include "zerograph/ir/training_spec.h"
 #include "zerograph/ir/value.h"
-#include "zerograph/ir/optimizer_signature.h"
 
 namespace zerograph {
 namespace {

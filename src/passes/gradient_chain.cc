@@ -3,8 +3,8 @@
 #include "core/parallelism.h"
 #include "zerograph/core/str_cat.h"
 #include "zerograph/ir/node.h"
-#include "zerograph/ir/value.h"
 #include "zerograph/ir/optimizer_signature.h"
+#include "zerograph/ir/value.h"
 
 namespace zerograph {
 namespace {

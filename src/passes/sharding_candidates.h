@@ -10,8 +10,8 @@
 
 #include "zerograph/core/status.h"
 #include "zerograph/ir/layout_manifest.h"
-#include "zerograph/ir/tensor_type.h"
 #include "zerograph/ir/optimizer_signature.h"
+#include "zerograph/ir/tensor_type.h"
 
 namespace zerograph {
 

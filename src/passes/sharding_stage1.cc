@@ -12,10 +12,10 @@
 #include "passes/buffer_fusion.h"
 #include "passes/sharding_candidates.h"
 #include "zerograph/ir/graph.h"
+#include "zerograph/ir/optimizer_signature.h"
 #include "zerograph/ir/training_spec.h"
 #include "zerograph/passes/bucket_assignment.h"
 #include "zerograph/passes/gradient_chain.h"
-#include "zerograph/ir/optimizer_signature.h"
 
 namespace zerograph {
 namespace {

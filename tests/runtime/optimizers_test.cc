@@ -37,8 +37,8 @@ AdamWState ReferenceAdamW(AdamWState s, const std::vector<double>& g, double lr,
 
 class AdamWTest : public ::testing::TestWithParam<DataType> {};
 
-// The fused multi-tensor AdamW matches the formula of docs/formats.md for two tensors of different shapes,
-// at steps 1 and 7, default and explicit attributes; copying and in-place outputs agree.
+// The fused multi-tensor AdamW matches the formula of docs/formats.md for two tensors of different
+// shapes, at steps 1 and 7, default and explicit attributes; copying and in-place outputs agree.
 TEST_P(AdamWTest, MatchesDesignFormula) {
   const DataType dtype = GetParam();
   KernelRunner runner;
