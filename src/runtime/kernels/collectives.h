@@ -93,29 +93,18 @@ class AllReduceKernel final : public OpKernel {
 // Registers the collectives for `device`: they only call the communicator, which knows the
 // device's memory and streams.
 inline Status RegisterCollectiveKernels(KernelRegistry& registry, DeviceType device) {
-  using enum DataType;
   const std::string domain(kZerographDomain);
   ZG_RETURN_IF_ERROR(registry.Register({domain,
                                         "ReduceScatter",
                                         device,
-                                        {kFloat32, kFloat16, kBFloat16},
+                                        GradientDtypes::Vector(),
                                         0,
                                         {},
                                         &ReduceScatterKernel::Create}));
-  ZG_RETURN_IF_ERROR(registry.Register({domain,
-                                        "AllGather",
-                                        device,
-                                        {kFloat32, kFloat16, kBFloat16},
-                                        0,
-                                        {},
-                                        &AllGatherKernel::Create}));
-  ZG_RETURN_IF_ERROR(registry.Register({domain,
-                                        "AllReduce",
-                                        device,
-                                        {kFloat32, kFloat16, kBFloat16, kFloat64, kInt32, kInt64},
-                                        0,
-                                        {},
-                                        &AllReduceKernel::Create}));
+  ZG_RETURN_IF_ERROR(registry.Register(
+      {domain, "AllGather", device, GradientDtypes::Vector(), 0, {}, &AllGatherKernel::Create}));
+  ZG_RETURN_IF_ERROR(registry.Register(
+      {domain, "AllReduce", device, NumericDtypes::Vector(), 0, {}, &AllReduceKernel::Create}));
   return Status::Ok();
 }
 

@@ -28,8 +28,17 @@ using FloatDtypes =
     DtypeList<DataType::kFloat32, DataType::kFloat64, DataType::kFloat16, DataType::kBFloat16>;
 using NumericDtypes = DtypeList<DataType::kFloat32, DataType::kFloat64, DataType::kFloat16,
                                 DataType::kBFloat16, DataType::kInt32, DataType::kInt64>;
-// Gradients of the 16-bit and 32-bit floats.
+// What parameters, gradients and their collectives are kept in.
 using GradientDtypes = DtypeList<DataType::kFloat32, DataType::kFloat16, DataType::kBFloat16>;
+// What the BLAS and cuBLAS products take.
+using BlasDtypes = DtypeList<DataType::kFloat32, DataType::kFloat64>;
+// ONNX's training optimizers (their T3).
+using RateDtypes = DtypeList<DataType::kFloat32, DataType::kFloat64>;
+// Every fixed-size dtype: the kernels that move bytes (Identity, Reshape, Transpose, views).
+using AllDtypes = DtypeList<DataType::kFloat32, DataType::kFloat16, DataType::kBFloat16,
+                            DataType::kFloat64, DataType::kInt64, DataType::kInt32, DataType::kInt8,
+                            DataType::kUint8, DataType::kBool, DataType::kInt16, DataType::kUint16,
+                            DataType::kUint32, DataType::kUint64>;
 // Cast's sources and targets.
 using CastDtypes = DtypeList<DataType::kFloat32, DataType::kFloat64, DataType::kFloat16,
                              DataType::kBFloat16, DataType::kInt64, DataType::kInt32,

@@ -124,6 +124,17 @@ StatusOr<std::unique_ptr<OpKernel>> MakeTypedKernel(const KernelInfo& info) {
   });
 }
 
+// The same as a factory for the dtypes of a DtypeList: TypedFactory<AddKernel,
+// FloatDtypes>::Create.
+template <template <typename> class Kernel, typename List>
+struct TypedFactory;
+template <template <typename> class Kernel, DataType... Dtypes>
+struct TypedFactory<Kernel, DtypeList<Dtypes...>> {
+  static StatusOr<std::unique_ptr<OpKernel>> Create(const KernelInfo& info) {
+    return MakeTypedKernel<Kernel, Dtypes...>(info);
+  }
+};
+
 // The usual Create for kernels whose constructor cannot fail.
 template <typename K>
 StatusOr<std::unique_ptr<OpKernel>> MakeKernel(const KernelInfo& info) {
@@ -143,13 +154,6 @@ void UpdateInPlace(const OptimizerLayout& layout, size_t n, std::span<OutputInfo
 
 // Copies `src` into `dst` (same byte size) unless the executor made `dst` that very view.
 void CopyUnlessSame(const DeviceTensor& src, const DeviceTensor& dst);
-
-// Every dtype the data-movement kernels (Identity, Reshape, Transpose, views) accept.
-inline constexpr DataType kAllDtypes[] = {
-    DataType::kFloat32, DataType::kFloat16, DataType::kBFloat16, DataType::kFloat64,
-    DataType::kInt64,   DataType::kInt32,   DataType::kInt8,     DataType::kUint8,
-    DataType::kBool,    DataType::kInt16,   DataType::kUint16,   DataType::kUint32,
-    DataType::kUint64};
 
 }  // namespace zerograph::runtime
 

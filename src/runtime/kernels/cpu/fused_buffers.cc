@@ -10,10 +10,9 @@
 namespace zerograph::runtime {
 
 Status RegisterCpuFusedBufferKernels(KernelRegistry& registry) {
-  using enum DataType;
   constexpr auto kCpu = DeviceType::kCpu;
   const std::string domain(kZerographDomain);
-  const std::vector<DataType> all(std::begin(kAllDtypes), std::end(kAllDtypes));
+  const std::vector<DataType> all = AllDtypes::Vector();
   ZG_RETURN_IF_ERROR(registry.Register(
       {domain, "CoalesceTensors", kCpu, all, 0, {}, &CoalesceTensorsKernel<HostMemory>::Create}));
   ZG_RETURN_IF_ERROR(registry.Register(
@@ -23,7 +22,7 @@ Status RegisterCpuFusedBufferKernels(KernelRegistry& registry) {
   ZG_RETURN_IF_ERROR(registry.Register({domain,
                                         "Nop",
                                         kCpu,
-                                        {kFloat32, kFloat16, kBFloat16},
+                                        GradientDtypes::Vector(),
                                         0,
                                         {},
                                         MakeKernel<CopyInputKernel<HostMemory>>}));

@@ -124,22 +124,21 @@ class GemmKernel final : public GemmKernelBase {
 }  // namespace
 
 Status RegisterCpuMatMulKernels(KernelRegistry& registry) {
-  using enum DataType;
   constexpr auto kCpu = DeviceType::kCpu;
   ZG_RETURN_IF_ERROR(registry.Register({"",
                                         "MatMul",
                                         kCpu,
-                                        {kFloat32, kFloat64},
+                                        BlasDtypes::Vector(),
                                         0,
                                         {},
-                                        MakeTypedKernel<MatMulKernel, kFloat32, kFloat64>}));
+                                        TypedFactory<MatMulKernel, BlasDtypes>::Create}));
   ZG_RETURN_IF_ERROR(registry.Register({"",
                                         "Gemm",
                                         kCpu,
-                                        {kFloat32, kFloat64},
+                                        BlasDtypes::Vector(),
                                         0,
                                         {},
-                                        MakeTypedKernel<GemmKernel, kFloat32, kFloat64>}));
+                                        TypedFactory<GemmKernel, BlasDtypes>::Create}));
   return Status::Ok();
 }
 

@@ -181,30 +181,29 @@ class AdagradKernel final : public OnnxOptimizerKernel<T> {
 }  // namespace
 
 Status RegisterCpuOnnxOptimizerKernels(KernelRegistry& registry) {
-  using enum DataType;
   constexpr auto kCpu = DeviceType::kCpu;
   const std::string domain(kTrainingDomain);
   ZG_RETURN_IF_ERROR(registry.Register({domain,
                                         "Adam",
                                         kCpu,
-                                        {kFloat32, kFloat64},
+                                        RateDtypes::Vector(),
                                         2,
                                         {},
-                                        MakeTypedKernel<AdamKernel, kFloat32, kFloat64>}));
+                                        TypedFactory<AdamKernel, RateDtypes>::Create}));
   ZG_RETURN_IF_ERROR(registry.Register({domain,
                                         "Momentum",
                                         kCpu,
-                                        {kFloat32, kFloat64},
+                                        RateDtypes::Vector(),
                                         2,
                                         {},
-                                        MakeTypedKernel<MomentumKernel, kFloat32, kFloat64>}));
+                                        TypedFactory<MomentumKernel, RateDtypes>::Create}));
   ZG_RETURN_IF_ERROR(registry.Register({domain,
                                         "Adagrad",
                                         kCpu,
-                                        {kFloat32, kFloat64},
+                                        RateDtypes::Vector(),
                                         2,
                                         {},
-                                        MakeTypedKernel<AdagradKernel, kFloat32, kFloat64>}));
+                                        TypedFactory<AdagradKernel, RateDtypes>::Create}));
   return Status::Ok();
 }
 

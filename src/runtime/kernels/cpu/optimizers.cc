@@ -96,25 +96,22 @@ class SgdKernel final : public SgdKernelBase {
 }  // namespace
 
 Status RegisterCpuOptimizerKernels(KernelRegistry& registry) {
-  using enum DataType;
   constexpr auto kCpu = DeviceType::kCpu;
   const std::string domain(kZerographDomain);
-  ZG_RETURN_IF_ERROR(
-      registry.Register({domain,
-                         "AdamW",
-                         kCpu,
-                         {kFloat32, kFloat16, kBFloat16},
-                         2,
-                         {},
-                         MakeTypedKernel<AdamWKernel, kFloat32, kFloat16, kBFloat16>}));
-  ZG_RETURN_IF_ERROR(
-      registry.Register({domain,
-                         "SGD",
-                         kCpu,
-                         {kFloat32, kFloat16, kBFloat16},
-                         1,
-                         {},
-                         MakeTypedKernel<SgdKernel, kFloat32, kFloat16, kBFloat16>}));
+  ZG_RETURN_IF_ERROR(registry.Register({domain,
+                                        "AdamW",
+                                        kCpu,
+                                        GradientDtypes::Vector(),
+                                        2,
+                                        {},
+                                        TypedFactory<AdamWKernel, GradientDtypes>::Create}));
+  ZG_RETURN_IF_ERROR(registry.Register({domain,
+                                        "SGD",
+                                        kCpu,
+                                        GradientDtypes::Vector(),
+                                        1,
+                                        {},
+                                        TypedFactory<SgdKernel, GradientDtypes>::Create}));
   return Status::Ok();
 }
 

@@ -72,24 +72,21 @@ using ReduceMeanKernel = ReduceKernel<T, true>;
 }  // namespace
 
 Status RegisterCpuReduceKernels(KernelRegistry& registry) {
-  using enum DataType;
   constexpr auto kCpu = DeviceType::kCpu;
-  ZG_RETURN_IF_ERROR(registry.Register(
-      {"",
-       "ReduceSum",
-       kCpu,
-       {kFloat32, kFloat64, kFloat16, kBFloat16, kInt32, kInt64},
-       0,
-       {},
-       MakeTypedKernel<ReduceSumKernel, kFloat32, kFloat64, kFloat16, kBFloat16, kInt32, kInt64>}));
-  ZG_RETURN_IF_ERROR(registry.Register(
-      {"",
-       "ReduceMean",
-       kCpu,
-       {kFloat32, kFloat64, kFloat16, kBFloat16},
-       0,
-       {},
-       MakeTypedKernel<ReduceMeanKernel, kFloat32, kFloat64, kFloat16, kBFloat16>}));
+  ZG_RETURN_IF_ERROR(registry.Register({"",
+                                        "ReduceSum",
+                                        kCpu,
+                                        NumericDtypes::Vector(),
+                                        0,
+                                        {},
+                                        TypedFactory<ReduceSumKernel, NumericDtypes>::Create}));
+  ZG_RETURN_IF_ERROR(registry.Register({"",
+                                        "ReduceMean",
+                                        kCpu,
+                                        FloatDtypes::Vector(),
+                                        0,
+                                        {},
+                                        TypedFactory<ReduceMeanKernel, FloatDtypes>::Create}));
   return Status::Ok();
 }
 

@@ -61,7 +61,7 @@ class TransposeKernel final : public TransposeKernelBase {
 
 Status RegisterCpuShapeKernels(KernelRegistry& registry) {
   constexpr auto kCpu = DeviceType::kCpu;
-  const std::vector<DataType> all(std::begin(kAllDtypes), std::end(kAllDtypes));
+  const std::vector<DataType> all = AllDtypes::Vector();
   ZG_RETURN_IF_ERROR(registry.Register(
       {"", "Identity", kCpu, all, 0, {}, MakeKernel<CopyInputKernel<HostMemory>>}));
   ZG_RETURN_IF_ERROR(registry.Register(

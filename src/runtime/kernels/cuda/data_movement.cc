@@ -39,7 +39,7 @@ class CudaTransposeKernel final : public TransposeKernelBase {
 Status RegisterCudaDataMovementKernels(KernelRegistry& registry) {
   using enum DataType;
   constexpr auto kCuda = DeviceType::kCuda;
-  const std::vector<DataType> all(std::begin(kAllDtypes), std::end(kAllDtypes));
+  const std::vector<DataType> all = AllDtypes::Vector();
   ZG_RETURN_IF_ERROR(registry.Register(
       {"", "Identity", kCuda, all, 0, {}, MakeKernel<CopyInputKernel<CudaMemory>>}));
   ZG_RETURN_IF_ERROR(registry.Register(
@@ -63,7 +63,7 @@ Status RegisterCudaDataMovementKernels(KernelRegistry& registry) {
   return registry.Register({domain,
                             "Nop",
                             kCuda,
-                            {kFloat32, kFloat16, kBFloat16},
+                            GradientDtypes::Vector(),
                             0,
                             {},
                             MakeKernel<CopyInputKernel<CudaMemory>>});

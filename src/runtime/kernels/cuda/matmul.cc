@@ -179,12 +179,11 @@ class CudaGemmKernel final : public GemmKernelBase {
 }  // namespace
 
 Status RegisterCudaMatMulKernels(KernelRegistry& registry) {
-  using enum DataType;
   constexpr auto kCuda = DeviceType::kCuda;
   ZG_RETURN_IF_ERROR(registry.Register(
-      {"", "MatMul", kCuda, {kFloat32, kFloat64}, 0, {}, MakeKernel<CudaMatMulKernel>}));
+      {"", "MatMul", kCuda, BlasDtypes::Vector(), 0, {}, MakeKernel<CudaMatMulKernel>}));
   return registry.Register(
-      {"", "Gemm", kCuda, {kFloat32, kFloat64}, 0, {}, MakeKernelWithAttrs<CudaGemmKernel>});
+      {"", "Gemm", kCuda, BlasDtypes::Vector(), 0, {}, MakeKernelWithAttrs<CudaGemmKernel>});
 }
 
 }  // namespace zerograph::runtime

@@ -148,31 +148,30 @@ class CudaAdagradKernel final : public OnnxOptimizerKernelBase {
 }  // namespace
 
 Status RegisterCudaOptimizerKernels(KernelRegistry& registry) {
-  using enum DataType;
   constexpr auto kCuda = DeviceType::kCuda;
   const std::string domain(kZerographDomain);
   // The step's scalars are host inputs on CUDA (on the CPU all memory is the host's).
   ZG_RETURN_IF_ERROR(registry.Register({domain,
                                         "AdamW",
                                         kCuda,
-                                        {kFloat32, kFloat16, kBFloat16},
+                                        GradientDtypes::Vector(),
                                         2,
                                         {0, 1},
                                         MakeKernelWithAttrs<CudaAdamWKernel>}));
   ZG_RETURN_IF_ERROR(registry.Register({domain,
                                         "SGD",
                                         kCuda,
-                                        {kFloat32, kFloat16, kBFloat16},
+                                        GradientDtypes::Vector(),
                                         1,
                                         {0},
                                         MakeKernelWithAttrs<CudaSgdKernel>}));
   const std::string training(kTrainingDomain);
   ZG_RETURN_IF_ERROR(registry.Register(
-      {training, "Adam", kCuda, {kFloat32, kFloat64}, 2, {0, 1}, &CudaAdamKernel::Create}));
+      {training, "Adam", kCuda, RateDtypes::Vector(), 2, {0, 1}, &CudaAdamKernel::Create}));
   ZG_RETURN_IF_ERROR(registry.Register(
-      {training, "Momentum", kCuda, {kFloat32, kFloat64}, 2, {0, 1}, &CudaMomentumKernel::Create}));
+      {training, "Momentum", kCuda, RateDtypes::Vector(), 2, {0, 1}, &CudaMomentumKernel::Create}));
   return registry.Register(
-      {training, "Adagrad", kCuda, {kFloat32, kFloat64}, 2, {0, 1}, &CudaAdagradKernel::Create});
+      {training, "Adagrad", kCuda, RateDtypes::Vector(), 2, {0, 1}, &CudaAdagradKernel::Create});
 }
 
 }  // namespace zerograph::runtime

@@ -48,19 +48,18 @@ class CudaReduceKernel final : public ReduceKernelBase {
 }  // namespace
 
 Status RegisterCudaReduceKernels(KernelRegistry& registry) {
-  using enum DataType;
   constexpr auto kCuda = DeviceType::kCuda;
   ZG_RETURN_IF_ERROR(registry.Register({"",
                                         "ReduceSum",
                                         kCuda,
-                                        {kFloat32, kFloat64, kFloat16, kBFloat16, kInt32, kInt64},
+                                        NumericDtypes::Vector(),
                                         0,
                                         {},
                                         MakeKernelWithAttrs<CudaReduceKernel<false>>}));
   return registry.Register({"",
                             "ReduceMean",
                             kCuda,
-                            {kFloat32, kFloat64, kFloat16, kBFloat16},
+                            FloatDtypes::Vector(),
                             0,
                             {},
                             MakeKernelWithAttrs<CudaReduceKernel<true>>});
