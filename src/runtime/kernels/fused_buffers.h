@@ -81,31 +81,13 @@ class CoalesceTensorsKernel final : public OpKernel {
   int64_t end_;                                    // where the last input ends
 };
 
+// The views' shapes are the contract's (the outputs' shapes); the kernel keeps their offsets.
 template <typename Memory>
 class TensorViewsKernel final : public OpKernel {
  public:
   static StatusOr<std::unique_ptr<OpKernel>> Create(const KernelInfo& info) {
-    const Node& node = *info.node;
-    ZG_ASSIGN_OR_RETURN(std::vector<int64_t> offsets, ContractInts(node, "offsets"));
-    ZG_ASSIGN_OR_RETURN(std::vector<int64_t> dims, ContractInts(node, "shapes"));
-    ZG_ASSIGN_OR_RETURN(std::vector<int64_t> ranks, ContractInts(node, "ranks"));
-    ZG_RETURN_IF_NOT(offsets.size() == node.num_outputs() && ranks.size() == node.num_outputs(),
-                     "offsets and ranks need one entry per output (", node.num_outputs(), "), got ",
-                     offsets.size(), " and ", ranks.size());
-    std::vector<Shape> shapes;
-    size_t next = 0;
-    for (int64_t rank : ranks) {
-      ZG_RETURN_IF_NOT(rank >= 0 && next + static_cast<size_t>(rank) <= dims.size(), "ranks ",
-                       ShapeToString(ranks), " do not match the ", dims.size(),
-                       " entries of shapes");
-      shapes.emplace_back(dims.begin() + static_cast<int64_t>(next),
-                          dims.begin() + static_cast<int64_t>(next) + rank);
-      next += static_cast<size_t>(rank);
-    }
-    ZG_RETURN_IF_NOT(next == dims.size(), "shapes has ", dims.size(), " entries, ranks sum to ",
-                     next);
-    return std::unique_ptr<OpKernel>(
-        new TensorViewsKernel(info, std::move(offsets), std::move(shapes)));
+    ZG_ASSIGN_OR_RETURN(std::vector<int64_t> offsets, ContractInts(*info.node, "offsets"));
+    return std::unique_ptr<OpKernel>(new TensorViewsKernel(info, std::move(offsets)));
   }
 
  protected:
@@ -115,19 +97,18 @@ class TensorViewsKernel final : public OpKernel {
   }
   Status ComputeImpl(const KernelContext& ctx) const override {
     for (size_t i = 0; i < offsets_.size(); ++i) {
-      ZG_ASSIGN_OR_RETURN(DeviceTensor view, ctx.inputs[0]->View(offsets_[i], shapes_[i]));
-      ZG_RETURN_IF_ERROR(
-          Memory::CopyBytes(view.data(), ctx.outputs[i]->data(), ctx.outputs[i]->byte_size(), ctx));
+      DeviceTensor& out = *ctx.outputs[i];
+      ZG_ASSIGN_OR_RETURN(DeviceTensor view, ctx.inputs[0]->View(offsets_[i], out.shape()));
+      ZG_RETURN_IF_ERROR(Memory::CopyBytes(view.data(), out.data(), out.byte_size(), ctx));
     }
     return Status::Ok();
   }
 
  private:
-  TensorViewsKernel(const KernelInfo& info, std::vector<int64_t> offsets, std::vector<Shape> shapes)
-      : OpKernel(info), offsets_(std::move(offsets)), shapes_(std::move(shapes)) {}
+  TensorViewsKernel(const KernelInfo& info, std::vector<int64_t> offsets)
+      : OpKernel(info), offsets_(std::move(offsets)) {}
 
   std::vector<int64_t> offsets_;
-  std::vector<Shape> shapes_;
 };
 
 template <typename Memory>
