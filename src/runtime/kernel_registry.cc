@@ -14,32 +14,34 @@ std::string OpName(std::string_view domain, std::string_view op_type) {
   return domain.empty() ? std::string(op_type) : StrCat(domain, "::", op_type);
 }
 
-// Checks `def` against every version of its op's contract: each must allow every dtype the kernel
-// claims for its type input. Adds the contract's host-read inputs to the def's.
+// Checks `def` against its op's contracts: each dtype the kernel claims for its type input must be
+// one that some version allows (a kernel serves every version; ONNX widens the types over them).
+// Adds the contracts' host-read inputs to the def's.
 Status CheckAgainstContract(KernelDef& def, const std::string& name) {
-  const OpContract* newest = OpContracts::Get().Find(def.domain, def.op_type);
-  ZG_RET_CHECK(newest != nullptr, "kernel ", name, " on ", DeviceTypeName(def.device),
+  const OpVersions* versions = OpContracts::Get().FindOp(def.domain, def.op_type);
+  ZG_RET_CHECK(versions != nullptr, "kernel ", name, " on ", DeviceTypeName(def.device),
                " is registered for an op without a contract (src/ir/contracts/)");
-  for (const OpContract* contract : OpContracts::Get().All()) {
-    if (contract->domain != newest->domain || contract->name != newest->name) continue;
-    if (def.type_input >= 0) {
-      const OpFormal* formal = contract->InputFormal(static_cast<size_t>(def.type_input));
+  for (DataType dtype : def.dtypes) {
+    bool allowed = def.type_input < 0;
+    for (const OpContract& contract : *versions) {
+      if (def.type_input < 0) break;
+      const OpFormal* formal = contract.InputFormal(static_cast<size_t>(def.type_input));
       const TypeConstraint* constraint =
-          formal != nullptr ? contract->FindConstraint(formal->type) : nullptr;
+          formal != nullptr ? contract.FindConstraint(formal->type) : nullptr;
       ZG_RET_CHECK(constraint != nullptr, "kernel ", name, " selects by input ", def.type_input,
-                   ", which ", contract->ToString(), " does not type");
-      for (DataType dtype : def.dtypes) {
-        ZG_RET_CHECK(std::find(constraint->allowed.begin(), constraint->allowed.end(), dtype) !=
-                         constraint->allowed.end(),
-                     "kernel ", name, " on ", DeviceTypeName(def.device), " is registered for ",
-                     DataTypeName(dtype), ", which ", contract->ToString(), " forbids for '",
-                     formal->name, "'");
-      }
+                   ", which ", contract.ToString(), " does not type");
+      allowed |= std::find(constraint->allowed.begin(), constraint->allowed.end(), dtype) !=
+                 constraint->allowed.end();
     }
-    for (size_t i = 0; i < contract->inputs.size(); ++i) {
+    ZG_RET_CHECK(allowed, "kernel ", name, " on ", DeviceTypeName(def.device),
+                 " is registered for ", DataTypeName(dtype), ", which ",
+                 versions->back().ToString(), " forbids");
+  }
+  for (const OpContract& contract : *versions) {
+    for (size_t i = 0; i < contract.inputs.size(); ++i) {
       const int index = static_cast<int>(i);
-      if (contract->inputs[i].host && std::find(def.host_inputs.begin(), def.host_inputs.end(),
-                                                index) == def.host_inputs.end()) {
+      if (contract.inputs[i].host && std::find(def.host_inputs.begin(), def.host_inputs.end(),
+                                               index) == def.host_inputs.end()) {
         def.host_inputs.push_back(index);
       }
     }

@@ -187,8 +187,10 @@ TEST_F(CudaKernelsTest, ElementwiseOpsMatchCpu) {
     ExpectSame(kZerographDomain, "ReluGrad", {a, b}, 1, {}, 0);
     for (const char* op : {"Relu", "Neg"}) ExpectSame("", op, {a}, 1, {}, 0);
     ExpectSame("", "Sqrt", {b}, 1, {}, 0);
-    // CUDA's sinf and glibc's differ in the last bits.
-    ExpectSame("", "Sin", {a}, 1, {}, dtype == DataType::kFloat64 ? 1e-14 : 1e-6);
+    // CUDA's sinf and glibc's differ in the last bits; ONNX's Sin takes no bfloat16.
+    if (dtype != DataType::kBFloat16) {
+      ExpectSame("", "Sin", {a}, 1, {}, dtype == DataType::kFloat64 ? 1e-14 : 1e-6);
+    }
     ExpectSame("", "Cast", {a}, 1, {Attr("to", int64_t{1})}, 0);   // to fp32
     ExpectSame("", "Cast", {a}, 1, {Attr("to", int64_t{10})}, 0);  // to fp16
     ExpectSame("", "Transpose", {cpu_.Random(dtype, {2, 3, 5}, 5)}, 1,

@@ -37,8 +37,11 @@ TEST_P(UnaryOpsTest, MatchReference) {
   ExpectNear(run("Relu", x), relu, 0, 0, "Relu");
   ExpectNear(run("Neg", x), neg, 0, 0, "Neg");
   ExpectNear(run("Sqrt", positive), sqrt, UnitRoundoff(dtype), 0, "Sqrt");
-  // Computed in fp32 for the 16-bit floats, rounded once; libm's sin is within an ulp.
-  ExpectNear(run("Sin", x), sin, 2 * UnitRoundoff(dtype), UnitRoundoff(dtype), "Sin");
+  // Computed in fp32 for float16, rounded once; libm's sin is within an ulp. ONNX's Sin takes
+  // no bfloat16, and no kernel is registered for it.
+  if (dtype != DataType::kBFloat16) {
+    ExpectNear(run("Sin", x), sin, 2 * UnitRoundoff(dtype), UnitRoundoff(dtype), "Sin");
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Dtypes, UnaryOpsTest,

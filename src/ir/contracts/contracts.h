@@ -15,6 +15,8 @@ using enum OpFormal::Arity;
 
 // ONNX's type-constraint sets, spelled as its schemas spell them.
 inline constexpr DataType kFloatTypes[] = {kFloat16, kFloat32, kFloat64, kBFloat16};
+// The IEEE formats only (no bfloat16): Sin and the other trigonometric ops.
+inline constexpr DataType kIeeeFloatTypes[] = {kFloat16, kFloat32, kFloat64};
 inline constexpr DataType kNumericTypes[] = {kUint8,   kUint16,  kUint32,  kUint64,
                                              kInt8,    kInt16,   kInt32,   kInt64,
                                              kFloat16, kFloat32, kFloat64, kBFloat16};
@@ -24,6 +26,9 @@ inline constexpr DataType kSignedTypes[] = {kInt8,    kInt16,   kInt32,   kInt64
 // MatMul, Gemm, the reductions.
 inline constexpr DataType kMatMulTypes[] = {kUint32,  kUint64,  kInt32,   kInt64,
                                             kFloat16, kFloat32, kFloat64, kBFloat16};
+// The reductions before opset 13, which added bfloat16.
+inline constexpr DataType kReduceTypesBefore13[] = {kUint32,  kUint64,  kInt32,  kInt64,
+                                                    kFloat16, kFloat32, kFloat64};
 // Every fixed-size dtype: data movement (Identity, Reshape, Transpose, Cast, our fused buffers).
 inline constexpr DataType kAllTypes[] = {kFloat32, kFloat16, kBFloat16, kFloat64, kInt64,
                                          kInt32,   kInt8,    kUint8,    kBool,    kInt16,

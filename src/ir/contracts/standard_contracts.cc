@@ -20,7 +20,7 @@ constexpr ElementwiseOp kUnaryOps[] = {
     {"Relu", 6, kSignedTypes},
     {"Neg", 6, kSignedTypes},
     {"Sqrt", 6, kFloatTypes},
-    {"Sin", 7, kFloatTypes},
+    {"Sin", 7, kIeeeFloatTypes},
 };
 constexpr ElementwiseOp kBinaryOps[] = {
     {"Add", 7, kNumericTypes},
@@ -143,7 +143,8 @@ OpContract Reduce(std::string_view name, int since_version, bool axes_input) {
                       {{"data", "T"}},
                       {{"reduced", "T"}},
                       {{"keepdims", AttributeType::kInt, false, int64_t{1}}},
-                      {{"T", kMatMulTypes}},
+                      {{"T", axes_input ? std::span<const DataType>(kMatMulTypes)
+                                        : std::span<const DataType>(kReduceTypesBefore13)}},
                       ReduceShape};
   if (axes_input) {
     contract.inputs.push_back({"axes", "tensor(int64)", kOptional, /*host=*/true});
@@ -315,8 +316,22 @@ Status AddStandardContracts(OpContracts& contracts) {
                                     {{"to", AttributeType::kInt, /*required=*/true, {}}},
                                     {{"T1", kAllTypes}, {"T2", kAllTypes}},
                                     CastShape}));
-  return contracts.Add(
-      {"", "Constant", 1, {}, {{"output", "T"}}, {}, {{"T", kAllTypes}}, ConstantShape});
+  // Exactly one of the value attributes; ConstantShape says which ones it does not support.
+  return contracts.Add({"",
+                        "Constant",
+                        1,
+                        {},
+                        {{"output", "T"}},
+                        {{"sparse_value", AttributeType::kSparseTensor, false, {}},
+                         {"value", AttributeType::kTensor, false, {}},
+                         {"value_float", AttributeType::kFloat, false, {}},
+                         {"value_floats", AttributeType::kFloats, false, {}},
+                         {"value_int", AttributeType::kInt, false, {}},
+                         {"value_ints", AttributeType::kInts, false, {}},
+                         {"value_string", AttributeType::kString, false, {}},
+                         {"value_strings", AttributeType::kStrings, false, {}}},
+                        {{"T", kAllTypes}},
+                        ConstantShape});
 }
 
 }  // namespace zerograph::contracts

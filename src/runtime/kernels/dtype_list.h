@@ -26,6 +26,8 @@ struct DtypeList {
 
 using FloatDtypes =
     DtypeList<DataType::kFloat32, DataType::kFloat64, DataType::kFloat16, DataType::kBFloat16>;
+// The IEEE formats only (ONNX's trigonometric ops take no bfloat16).
+using IeeeFloatDtypes = DtypeList<DataType::kFloat32, DataType::kFloat64, DataType::kFloat16>;
 using NumericDtypes = DtypeList<DataType::kFloat32, DataType::kFloat64, DataType::kFloat16,
                                 DataType::kBFloat16, DataType::kInt32, DataType::kInt64>;
 // What parameters, gradients and their collectives are kept in.

@@ -70,7 +70,7 @@ struct Sqrt {
 };
 struct Sin {
   static constexpr std::string_view kDomain = "", kName = "Sin";
-  using Types = FloatDtypes;
+  using Types = IeeeFloatDtypes;
   template <typename A>
   ZG_HOST_DEVICE static A Apply(A x) {
 #ifdef __CUDA_ARCH__
