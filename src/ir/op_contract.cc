@@ -7,6 +7,7 @@
 
 #include "ir/contracts/contracts.h"
 #include "zerograph/core/str_cat.h"
+#include "zerograph/ir/graph.h"
 
 namespace zerograph {
 namespace {
@@ -22,7 +23,6 @@ std::string_view ArityName(OpFormal::Arity arity) {
     case OpFormal::Arity::kOptional:
       return "optional";
     case OpFormal::Arity::kVariadic:
-      return "variadic";
     case OpFormal::Arity::kVariadicOrNone:
       return "variadic";
   }
@@ -60,15 +60,10 @@ Status CheckCount(const Node& node, std::string_view what, size_t count,
 
 // An optimizer's inputs and outputs must split into its layout's per-parameter groups.
 Status CheckOptimizerCounts(const Node& node, const OptimizerLayout& layout) {
-  const size_t scalars = static_cast<size_t>(layout.num_scalars);
-  const size_t per_param_inputs = 2 + static_cast<size_t>(layout.num_states);
-  const size_t tensors = node.num_inputs() >= scalars ? node.num_inputs() - scalars : 0;
-  const size_t n = tensors / per_param_inputs;
-  ZG_RETURN_IF_NOT(
-      n > 0 && tensors % per_param_inputs == 0 && node.num_outputs() == n * (per_param_inputs - 1),
-      Label(node), ": has ", node.num_inputs(), " inputs and ", node.num_outputs(),
-      " outputs, which do not fit ", layout.num_scalars, " scalars and ", per_param_inputs,
-      " inputs per parameter");
+  ZG_RETURN_IF_NOT(layout.NumParams(node.num_inputs(), node.num_outputs()).has_value(), Label(node),
+                   ": has ", node.num_inputs(), " inputs and ", node.num_outputs(),
+                   " outputs, which do not fit ", layout.num_scalars, " scalars and ",
+                   2 + layout.num_states, " inputs per parameter");
   return Status::Ok();
 }
 
@@ -93,10 +88,6 @@ std::string_view AttributeTypeName(AttributeType type) {
   }
 }
 
-const OpContract* ContractOf(const Node& node) {
-  return OpContracts::Get().Find(node.domain(), node.op_type());
-}
-
 Status MissingAttribute(const Node& node, std::string_view name) {
   return InvalidArgumentError(
       StrCat(Label(node), ": attribute '", name, "' is required and has no default"));
@@ -104,7 +95,7 @@ Status MissingAttribute(const Node& node, std::string_view name) {
 
 template <typename T>
 const T* DefaultOf(const Node& node, std::string_view name) {
-  const OpContract* contract = ContractOf(node);
+  const OpContract* contract = FindContract(node, std::nullopt);
   const OpAttribute* attribute = contract ? contract->FindAttribute(name) : nullptr;
   return attribute ? std::get_if<T>(&attribute->default_value) : nullptr;
 }
@@ -115,6 +106,15 @@ Status WrongType(const Node& node, std::string_view name, std::string_view expec
 }
 
 }  // namespace
+
+std::optional<size_t> OptimizerLayout::NumParams(size_t num_inputs, size_t num_outputs) const {
+  const size_t scalars = static_cast<size_t>(num_scalars);
+  const size_t per_param = 2 + static_cast<size_t>(num_states);  // X, G, the states
+  if (num_inputs <= scalars || (num_inputs - scalars) % per_param != 0) return std::nullopt;
+  const size_t n = (num_inputs - scalars) / per_param;
+  if (num_outputs != n * (per_param - 1)) return std::nullopt;  // no output for G
+  return n;
+}
 
 StatusOr<std::vector<int64_t>> ReadInts(const HostValue& value, std::string_view what) {
   ZG_RETURN_IF_NOT(value.dtype == DataType::kInt64 || value.dtype == DataType::kInt32, what,
@@ -209,6 +209,23 @@ const OpContract* OpContracts::Find(std::string_view domain, std::string_view na
                                     std::optional<int64_t> opset_version) const {
   const OpVersions* versions = FindOp(domain, name);
   return versions == nullptr ? nullptr : PickVersion(*versions, opset_version);
+}
+
+const OpContract* FindContract(const Node& node, std::optional<int64_t> opset_version) {
+  const OpVersions* versions = node.op_versions();
+  return versions == nullptr ? nullptr : OpContracts::PickVersion(*versions, opset_version);
+}
+
+const OpContract* GraphContracts::Find(const Node& node) {
+  const OpVersions* versions = node.op_versions();
+  if (versions == nullptr) return nullptr;
+  for (const auto& [known, contract] : known_) {
+    if (known == versions) return contract;
+  }
+  const OpContract* contract =
+      OpContracts::PickVersion(*versions, graph_.OpsetVersion(node.domain()));
+  known_.emplace_back(versions, contract);
+  return contract;
 }
 
 std::vector<const OpContract*> OpContracts::All() const {

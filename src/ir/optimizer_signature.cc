@@ -17,16 +17,14 @@ std::optional<OptimizerSignature> FindOptimizerSignature(const Node& node) {
 
 StatusOr<std::vector<OptimizerSlot>> OptimizerSlots(const Node& node,
                                                     const OptimizerSignature& signature) {
-  const size_t per_param_inputs = 2 + static_cast<size_t>(signature.num_states);
-  const size_t per_param_outputs = 1 + static_cast<size_t>(signature.num_states);
+  const OptimizerLayout layout{signature.num_scalars, signature.num_states};
+  const std::optional<size_t> params = layout.NumParams(node.num_inputs(), node.num_outputs());
+  ZG_RETURN_IF_NOT(params.has_value(), "optimizer node '", node.name(), "' (", node.op_type(),
+                   ") has ", node.num_inputs(), " inputs and ", node.num_outputs(),
+                   " outputs, which do not fit ", signature.num_scalars, " scalars and ",
+                   2 + signature.num_states, " inputs per parameter");
+  const size_t n = *params;
   const size_t scalars = static_cast<size_t>(signature.num_scalars);
-  const size_t tensors = node.num_inputs() >= scalars ? node.num_inputs() - scalars : 0;
-  const size_t n = tensors / per_param_inputs;
-  ZG_RETURN_IF_NOT(
-      n > 0 && tensors % per_param_inputs == 0 && node.num_outputs() == n * per_param_outputs,
-      "optimizer node '", node.name(), "' (", node.op_type(), ") has ", node.num_inputs(),
-      " inputs and ", node.num_outputs(), " outputs, which do not fit ", signature.num_scalars,
-      " scalars and ", per_param_inputs, " inputs per parameter");
   std::vector<OptimizerSlot> slots(n);
   for (size_t i = 0; i < n; ++i) {
     OptimizerSlot& slot = slots[i];

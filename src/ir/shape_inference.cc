@@ -62,9 +62,9 @@ StatusOr<InferredShapes> InferShapes(const Graph& graph, int nranks) {
   std::vector<const TensorSpec*> inputs;
   std::vector<std::optional<HostValue>> host_values;
   std::vector<const HostValue*> values;
+  GraphContracts contracts(graph);
   for (const Node* node : graph.nodes()) {
-    const OpContract* contract = OpContracts::Get().Find(node->domain(), node->op_type(),
-                                                         graph.OpsetVersion(node->domain()));
+    const OpContract* contract = contracts.Find(*node);
     inputs.assign(node->num_inputs(), nullptr);
     host_values.assign(node->num_inputs(), std::nullopt);
     values.assign(node->num_inputs(), nullptr);

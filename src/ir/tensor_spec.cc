@@ -24,6 +24,27 @@ StatusOr<Shape> BroadcastShapes(std::span<const int64_t> a, std::span<const int6
   return out;
 }
 
+StatusOr<MatMulShapes> MatMulShapesOf(std::span<const int64_t> a, std::span<const int64_t> b) {
+  ZG_RETURN_IF_NOT(!a.empty() && !b.empty(), "MatMul of a scalar: ", ShapeToString(a), " x ",
+                   ShapeToString(b));
+  MatMulShapes s;
+  const bool a_vector = a.size() == 1;
+  const bool b_vector = b.size() == 1;
+  s.m = a_vector ? 1 : a[a.size() - 2];
+  s.k = a.back();
+  const int64_t kb = b_vector ? b[0] : b[b.size() - 2];
+  s.n = b_vector ? 1 : b.back();
+  ZG_RETURN_IF_NOT(s.k == kb, "MatMul inner dimensions differ: ", ShapeToString(a), " x ",
+                   ShapeToString(b));
+  if (!a_vector) s.a_batch.assign(a.begin(), a.end() - 2);
+  if (!b_vector) s.b_batch.assign(b.begin(), b.end() - 2);
+  ZG_ASSIGN_OR_RETURN(s.out_batch, BroadcastShapes(s.a_batch, s.b_batch));
+  s.out = s.out_batch;
+  if (!a_vector) s.out.push_back(s.m);
+  if (!b_vector) s.out.push_back(s.n);
+  return s;
+}
+
 StatusOr<int64_t> NormalizeAxis(int64_t axis, int64_t rank) {
   ZG_RETURN_IF_NOT(axis >= -rank && axis < rank, "axis ", axis, " out of range for rank ", rank);
   return axis < 0 ? axis + rank : axis;

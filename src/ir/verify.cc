@@ -31,33 +31,10 @@ Status CheckUsers(const Value& value) {
   return Status::Ok();
 }
 
-// The op contracts of a graph's nodes at its opsets, remembered per op: a node knows its op's
-// versions (Node::op_versions()), and a graph has few distinct ops.
-class ContractCache {
- public:
-  explicit ContractCache(const Graph& graph) : graph_(graph) {}
-
-  const OpContract* Find(const Node& node) {
-    const OpVersions* versions = node.op_versions();
-    if (versions == nullptr) return nullptr;
-    for (const auto& [known, contract] : entries_) {
-      if (known == versions) return contract;
-    }
-    const OpContract* contract =
-        OpContracts::PickVersion(*versions, graph_.OpsetVersion(node.domain()));
-    entries_.emplace_back(versions, contract);
-    return contract;
-  }
-
- private:
-  const Graph& graph_;
-  std::vector<std::pair<const OpVersions*, const OpContract*>> entries_;
-};
-
 }  // namespace
 
 Status Verify(const Graph& graph) {
-  ContractCache contracts(graph);
+  GraphContracts contracts(graph);
   std::vector<char> defined(static_cast<size_t>(graph.value_id_bound()), 0);
   // Input edges per value: CheckUsers shows every listed use is an edge; equal counts then show
   // every edge is listed (a linear check; searching the use list per edge is quadratic for values

@@ -22,9 +22,9 @@ Status CheckAgainstContract(KernelDef& def, const std::string& name) {
   ZG_RET_CHECK(versions != nullptr, "kernel ", name, " on ", DeviceTypeName(def.device),
                " is registered for an op without a contract (src/ir/contracts/)");
   for (DataType dtype : def.dtypes) {
-    bool allowed = def.type_input < 0;
+    if (def.type_input < 0) break;  // an op without a typed input (Constant)
+    bool allowed = false;
     for (const OpContract& contract : *versions) {
-      if (def.type_input < 0) break;
       const OpFormal* formal = contract.InputFormal(static_cast<size_t>(def.type_input));
       const TypeConstraint* constraint =
           formal != nullptr ? contract.FindConstraint(formal->type) : nullptr;
@@ -112,8 +112,7 @@ StatusOr<std::unique_ptr<OpKernel>> KernelRegistry::CreateKernel(
                                 " with ", DataTypeName(dtype), " input ", entry.type_input,
                                 " (registered: ", StrJoin(names, ", "), ")"));
   }
-  const OpContract* contract =
-      OpContracts::Get().Find(node.domain(), node.op_type(), opset_version);
+  const OpContract* contract = FindContract(node, opset_version);
   if (contract == nullptr) {
     return NotFoundError(StrCat(where, ": ", name, " at opset ", opset_version.value_or(0),
                                 " is older than every version zerograph implements"));

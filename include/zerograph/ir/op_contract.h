@@ -19,6 +19,8 @@
 
 namespace zerograph {
 
+class Graph;
+
 // A tensor known before anything runs (an initializer, a Constant's output), as host bytes: what
 // shape functions read from the inputs an op declares host-read (Reshape's shape, Reduce's axes).
 struct HostValue {
@@ -103,6 +105,10 @@ struct OptimizerLayout {
   int num_scalars = 0;
   // State tensors per parameter (AdamW: 2, Momentum: 1, SGD: 0).
   int num_states = 0;
+
+  // The parameters of a node with these counts, or nullopt when they do not split into the
+  // scalars and per-parameter groups.
+  std::optional<size_t> NumParams(size_t num_inputs, size_t num_outputs) const;
 };
 
 // How an op's outputs lie in memory where that is part of the op's meaning, so that the executor
@@ -206,6 +212,23 @@ class OpContracts {
   using ByName = std::map<std::string, OpVersions, std::less<>>;
   std::map<std::string, ByName, std::less<>> by_domain_;
   std::vector<Optimizer> optimizers_;
+};
+
+// The contract of `node`'s op at `opset_version` (nullopt: the newest), or null.
+const OpContract* FindContract(const Node& node, std::optional<int64_t> opset_version);
+
+// The contracts of one graph's nodes at the graph's opsets, remembered per op: a walk over every
+// node asks this, and a graph has few distinct ops (Verify, InferShapes, the executor's plan).
+class GraphContracts {
+ public:
+  explicit GraphContracts(const Graph& graph) : graph_(graph) {}
+
+  // The node's contract at its domain's opset version in the graph, or null.
+  const OpContract* Find(const Node& node);
+
+ private:
+  const Graph& graph_;
+  std::vector<std::pair<const OpVersions*, const OpContract*>> known_;
 };
 
 // "ai.onnx" and "" both name ONNX's default domain.

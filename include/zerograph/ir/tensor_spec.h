@@ -30,6 +30,15 @@ std::string ShapeToString(std::span<const int64_t> shape);
 // equal or one of them is 1.
 StatusOr<Shape> BroadcastShapes(std::span<const int64_t> a, std::span<const int64_t> b);
 
+// The shapes of a MatMul (numpy matmul) with 1-D operands promoted: a [..., M, K], b [..., K, N],
+// batch dimensions broadcast.
+struct MatMulShapes {
+  Shape a_batch, b_batch, out_batch;
+  int64_t m = 1, k = 1, n = 1;
+  Shape out;
+};
+StatusOr<MatMulShapes> MatMulShapesOf(std::span<const int64_t> a, std::span<const int64_t> b);
+
 // `axis` in [-rank, rank) made non-negative; InvalidArgument otherwise.
 StatusOr<int64_t> NormalizeAxis(int64_t axis, int64_t rank);
 

@@ -21,10 +21,11 @@ StatusOr<std::vector<TensorSpec>> OptimizerOutputs(const ShapeContext& ctx,
                                                    const OptimizerLayout& layout) {
   const size_t scalars = static_cast<size_t>(layout.num_scalars);
   const size_t groups = 2 + static_cast<size_t>(layout.num_states);  // X, G, states
-  const size_t tensors = ctx.num_inputs() - std::min(ctx.num_inputs(), scalars);
-  ZG_RETURN_IF_NOT(tensors > 0 && tensors % groups == 0, "expects ", scalars, " scalars and ",
-                   groups, " groups of n tensors, got ", ctx.num_inputs(), " inputs");
-  const size_t n = tensors / groups;
+  const std::optional<size_t> params = layout.NumParams(ctx.num_inputs(), ctx.node->num_outputs());
+  ZG_RETURN_IF_NOT(params.has_value(), "expects ", scalars, " scalars and ", groups,
+                   " groups of n tensors, got ", ctx.num_inputs(), " inputs and ",
+                   ctx.node->num_outputs(), " outputs");
+  const size_t n = *params;
   std::vector<TensorSpec> outputs;
   outputs.reserve(n * (groups - 1));
   for (size_t group = 0; group < groups; ++group) {

@@ -58,24 +58,8 @@ StatusOr<std::vector<TensorSpec>> MatMulShape(const ShapeContext& ctx) {
   ZG_ASSIGN_OR_RETURN(const TensorSpec* a, ctx.Required(0));
   ZG_ASSIGN_OR_RETURN(const TensorSpec* b, ctx.Required(1));
   ZG_RETURN_IF_NOT(a->dtype == b->dtype, "inputs of different dtypes");
-  const Shape& sa = a->shape;
-  const Shape& sb = b->shape;
-  ZG_RETURN_IF_NOT(!sa.empty() && !sb.empty(), "MatMul of a scalar: ", ShapeToString(sa), " x ",
-                   ShapeToString(sb));
-  const bool a_vector = sa.size() == 1;
-  const bool b_vector = sb.size() == 1;
-  const int64_t m = a_vector ? 1 : sa[sa.size() - 2];
-  const int64_t k = sa.back();
-  const int64_t kb = b_vector ? sb[0] : sb[sb.size() - 2];
-  const int64_t n = b_vector ? 1 : sb.back();
-  ZG_RETURN_IF_NOT(k == kb, "MatMul inner dimensions differ: ", ShapeToString(sa), " x ",
-                   ShapeToString(sb));
-  const Shape a_batch = a_vector ? Shape{} : Shape(sa.begin(), sa.end() - 2);
-  const Shape b_batch = b_vector ? Shape{} : Shape(sb.begin(), sb.end() - 2);
-  ZG_ASSIGN_OR_RETURN(Shape out, BroadcastShapes(a_batch, b_batch));
-  if (!a_vector) out.push_back(m);
-  if (!b_vector) out.push_back(n);
-  return std::vector<TensorSpec>{{a->dtype, std::move(out)}};
+  ZG_ASSIGN_OR_RETURN(MatMulShapes s, MatMulShapesOf(a->shape, b->shape));
+  return std::vector<TensorSpec>{{a->dtype, std::move(s.out)}};
 }
 
 // Y = alpha·A'·B' + beta·C, C broadcast to [M, N].

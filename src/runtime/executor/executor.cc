@@ -121,11 +121,6 @@ class Executor::Impl {
   Status BuildSchedule();
   Status Materialize(const Value& value);
   StatusOr<const DeviceTensor*> HostMirror(const Value& value, const Node& reader);
-  // The op contract of `node` at the graph's opset, or null.
-  const OpContract* ContractOf(const Node& node) const {
-    return OpContracts::Get().Find(node.domain(), node.op_type(),
-                                   graph_.OpsetVersion(node.domain()));
-  }
   // Whether `kernel` reads input `i` from a host mirror (the device is not host accessible).
   bool ReadsFromHostMirror(const OpKernel& kernel, size_t i) const;
   // A state-binding copy in the compute stream's order.
@@ -136,6 +131,8 @@ class Executor::Impl {
   Event* DoneEvent(size_t planned_index);
 
   const Graph& graph_;
+  // The op contracts of the graph's nodes.
+  GraphContracts contracts_{graph_};
   Device& device_;
   Communicator& comm_;
   ExecutorOptions options_;
@@ -215,7 +212,7 @@ Status Executor::Impl::PlaceSources() {
     TensorSpec spec{tensor.dtype(), Shape(tensor.dims().begin(), tensor.dims().end())};
     bool only_local_shards = !value->users().empty();
     for (const Use& use : value->users()) {
-      const OpContract* contract = ContractOf(*use.node);
+      const OpContract* contract = contracts_.Find(*use.node);
       only_local_shards &= contract != nullptr && contract->memory.selects_rank_shard;
     }
     size_t bytes = SpecBytes(spec);
@@ -599,7 +596,7 @@ Status Executor::Impl::Plan(const KernelRegistry& registry) {
   // Gradients that an op fuses into its output (CoalesceTensors) are produced straight into the
   // fused buffer.
   for (const Node* node : graph_.nodes()) {
-    const OpContract* contract = ContractOf(*node);
+    const OpContract* contract = contracts_.Find(*node);
     if (contract == nullptr || contract->memory.input_offsets_in_output == nullptr) continue;
     const std::vector<int64_t> offsets = contract->memory.input_offsets_in_output(*node);
     if (offsets.size() != node->num_inputs()) continue;

@@ -22,8 +22,13 @@ StatusOr<std::vector<int64_t>> ReadInt64Values(const DeviceTensor& tensor, std::
   return std::vector<int64_t>(data, data + tensor.numel());
 }
 
-void UpdateInPlace(const OptimizerLayout& layout, size_t n, std::span<OutputInfo> outputs) {
+size_t OptimizerParams(const KernelInfo& info) {
+  return *info.contract->optimizer->NumParams(info.node->num_inputs(), info.node->num_outputs());
+}
+
+void UpdateInPlace(const OptimizerLayout& layout, std::span<OutputInfo> outputs) {
   const size_t scalars = static_cast<size_t>(layout.num_scalars);
+  const size_t n = outputs.size() / (1 + static_cast<size_t>(layout.num_states));
   for (size_t o = 0; o < outputs.size(); ++o) {
     const size_t group = o / n;  // 0: X', k: state k; inputs run X, G, states
     const size_t input_group = group == 0 ? 0 : group + 1;

@@ -148,9 +148,12 @@ StatusOr<std::unique_ptr<OpKernel>> MakeKernelWithAttrs(const KernelInfo& info) 
   return std::unique_ptr<OpKernel>(new K(info, std::move(attrs)));
 }
 
-// An optimizer's outputs (X', then each state's) in place over the inputs they update, for a node
-// of `n` parameters with `layout`.
-void UpdateInPlace(const OptimizerLayout& layout, size_t n, std::span<OutputInfo> outputs);
+// The parameters of the optimizer node a kernel is made for (its contract's layout; the registry
+// has checked the counts).
+size_t OptimizerParams(const KernelInfo& info);
+
+// An optimizer's outputs (X', then each state's) in place over the inputs they update.
+void UpdateInPlace(const OptimizerLayout& layout, std::span<OutputInfo> outputs);
 
 // Copies `src` into `dst` (same byte size) unless the executor made `dst` that very view.
 void CopyUnlessSame(const DeviceTensor& src, const DeviceTensor& dst);

@@ -23,34 +23,6 @@ inline Status CheckBlasDims(std::initializer_list<int64_t> dims) {
   return Status::Ok();
 }
 
-// The shapes of a MatMul with 1-D operands promoted: a [..., M, K], b [..., K, N].
-struct MatMulShapes {
-  Shape a_batch, b_batch, out_batch;
-  int64_t m = 1, k = 1, n = 1;
-  Shape out;
-};
-
-inline StatusOr<MatMulShapes> MatMulShapesOf(const Shape& a, const Shape& b) {
-  ZG_RETURN_IF_NOT(!a.empty() && !b.empty(), "MatMul of a scalar: ", ShapeToString(a), " x ",
-                   ShapeToString(b));
-  MatMulShapes s;
-  const bool a_vector = a.size() == 1;
-  const bool b_vector = b.size() == 1;
-  s.m = a_vector ? 1 : a[a.size() - 2];
-  s.k = a.back();
-  const int64_t kb = b_vector ? b[0] : b[b.size() - 2];
-  s.n = b_vector ? 1 : b.back();
-  ZG_RETURN_IF_NOT(s.k == kb, "MatMul inner dimensions differ: ", ShapeToString(a), " x ",
-                   ShapeToString(b));
-  if (!a_vector) s.a_batch.assign(a.begin(), a.end() - 2);
-  if (!b_vector) s.b_batch.assign(b.begin(), b.end() - 2);
-  ZG_ASSIGN_OR_RETURN(s.out_batch, BroadcastShapes(s.a_batch, s.b_batch));
-  s.out = s.out_batch;
-  if (!a_vector) s.out.push_back(s.m);
-  if (!b_vector) s.out.push_back(s.n);
-  return s;
-}
-
 class MatMulKernelBase : public OpKernel {
  public:
   using OpKernel::OpKernel;

@@ -76,26 +76,14 @@ inline StatusOr<AdagradAttrs> ParseAdagradAttrs(const Node& node) {
   return a;
 }
 
-// The common frame: n tensors per group, `groups` input groups after R and T, outputs of groups
+// The common frame: n tensors per group after R and T (the contract's layout), outputs of groups
 // {0, 2, 3, ...} (X' and the new states), each in place over its input.
 class OnnxOptimizerKernelBase : public OpKernel {
- public:
-  // n, checked against the node's input and output counts.
-  static StatusOr<size_t> GroupSize(const Node& node, size_t groups) {
-    const size_t inputs = node.num_inputs();
-    ZG_RETURN_IF_NOT(inputs >= 2 + groups && (inputs - 2) % groups == 0, "expects R, T and ",
-                     groups, " groups of n tensors, got ", inputs, " inputs");
-    const size_t n = (inputs - 2) / groups;
-    ZG_RETURN_IF_NOT(node.num_outputs() == (groups - 1) * n, "expects ", (groups - 1) * n,
-                     " outputs, got ", node.num_outputs());
-    return n;
-  }
-
  protected:
   OnnxOptimizerKernelBase(const KernelInfo& info, size_t n) : OpKernel(info), n_(n) {}
 
   Status PlanOutputs(const ShapeContext&, std::span<OutputInfo> outputs) const override {
-    UpdateInPlace(*contract()->optimizer, n_, outputs);
+    UpdateInPlace(*contract()->optimizer, outputs);
     return Status::Ok();
   }
   const size_t n_;

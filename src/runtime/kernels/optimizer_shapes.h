@@ -27,13 +27,8 @@ class AdamWKernelBase : public OpKernel {
  public:
   static StatusOr<AdamWAttrs> ParseAttrs(const KernelInfo& info) {
     const Node& node = *info.node;
-    const size_t inputs = node.num_inputs();
-    ZG_RETURN_IF_NOT(inputs >= 6 && (inputs - 2) % 4 == 0,
-                     "expects lr, step and 4 groups of n tensors, got ", inputs, " inputs");
     AdamWAttrs attrs;
-    attrs.n = (inputs - 2) / 4;
-    ZG_RETURN_IF_NOT(node.num_outputs() == 3 * attrs.n, "expects ", 3 * attrs.n, " outputs, got ",
-                     node.num_outputs());
+    attrs.n = OptimizerParams(info);
     AdamWScalars& s = attrs.scalars;
     ZG_ASSIGN_OR_RETURN(s.beta1, ContractFloat(node, "beta1"));
     ZG_ASSIGN_OR_RETURN(s.beta2, ContractFloat(node, "beta2"));
@@ -46,7 +41,7 @@ class AdamWKernelBase : public OpKernel {
 
  protected:
   Status PlanOutputs(const ShapeContext&, std::span<OutputInfo> outputs) const override {
-    UpdateInPlace(*contract()->optimizer, n_, outputs);
+    UpdateInPlace(*contract()->optimizer, outputs);
     return Status::Ok();
   }
   // The step's scalars: the attributes with lr and step read from inputs 0 and 1 (host memory).
@@ -65,20 +60,12 @@ class AdamWKernelBase : public OpKernel {
 class SgdKernelBase : public OpKernel {
  public:
   // The number of tensors per group.
-  static StatusOr<size_t> ParseAttrs(const KernelInfo& info) {
-    const size_t inputs = info.node->num_inputs();
-    ZG_RETURN_IF_NOT(inputs >= 3 && (inputs - 1) % 2 == 0,
-                     "expects lr and 2 groups of n tensors, got ", inputs, " inputs");
-    const size_t n = (inputs - 1) / 2;
-    ZG_RETURN_IF_NOT(info.node->num_outputs() == n, "expects ", n, " outputs, got ",
-                     info.node->num_outputs());
-    return n;
-  }
+  static StatusOr<size_t> ParseAttrs(const KernelInfo& info) { return OptimizerParams(info); }
   SgdKernelBase(const KernelInfo& info, size_t n) : OpKernel(info), n_(n) {}
 
  protected:
   Status PlanOutputs(const ShapeContext&, std::span<OutputInfo> outputs) const override {
-    UpdateInPlace(*contract()->optimizer, n_, outputs);
+    UpdateInPlace(*contract()->optimizer, outputs);
     return Status::Ok();
   }
   const size_t n_;

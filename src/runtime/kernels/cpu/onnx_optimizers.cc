@@ -41,7 +41,7 @@ class AdamKernel final : public OnnxOptimizerKernel<T> {
  public:
   static StatusOr<std::unique_ptr<OpKernel>> Create(const KernelInfo& info) {
     const Node& node = *info.node;
-    ZG_ASSIGN_OR_RETURN(size_t n, OnnxOptimizerKernelBase::GroupSize(node, 4));
+    const size_t n = OptimizerParams(info);
     ZG_ASSIGN_OR_RETURN(AdamAttrs attrs, ParseAdamAttrs(node));
     return std::unique_ptr<OpKernel>(new AdamKernel(info, n, attrs));
   }
@@ -91,7 +91,7 @@ class MomentumKernel final : public OnnxOptimizerKernel<T> {
  public:
   static StatusOr<std::unique_ptr<OpKernel>> Create(const KernelInfo& info) {
     const Node& node = *info.node;
-    ZG_ASSIGN_OR_RETURN(size_t n, OnnxOptimizerKernelBase::GroupSize(node, 3));
+    const size_t n = OptimizerParams(info);
     ZG_ASSIGN_OR_RETURN(MomentumAttrs attrs, ParseMomentumAttrs(node));
     return std::unique_ptr<OpKernel>(new MomentumKernel(info, n, attrs));
   }
@@ -142,7 +142,7 @@ class AdagradKernel final : public OnnxOptimizerKernel<T> {
  public:
   static StatusOr<std::unique_ptr<OpKernel>> Create(const KernelInfo& info) {
     const Node& node = *info.node;
-    ZG_ASSIGN_OR_RETURN(size_t n, OnnxOptimizerKernelBase::GroupSize(node, 3));
+    const size_t n = OptimizerParams(info);
     ZG_ASSIGN_OR_RETURN(AdagradAttrs attrs, ParseAdagradAttrs(node));
     return std::unique_ptr<OpKernel>(new AdagradKernel(info, n, attrs));
   }

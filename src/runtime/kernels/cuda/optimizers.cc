@@ -64,7 +64,7 @@ class CudaSgdKernel final : public SgdKernelBase {
 class CudaAdamKernel final : public OnnxOptimizerKernelBase {
  public:
   static StatusOr<std::unique_ptr<OpKernel>> Create(const KernelInfo& info) {
-    ZG_ASSIGN_OR_RETURN(size_t n, GroupSize(*info.node, 4));
+    const size_t n = OptimizerParams(info);
     ZG_ASSIGN_OR_RETURN(AdamAttrs attrs, ParseAdamAttrs(*info.node));
     return std::unique_ptr<OpKernel>(new CudaAdamKernel(info, n, attrs));
   }
@@ -98,7 +98,7 @@ class CudaAdamKernel final : public OnnxOptimizerKernelBase {
 class CudaMomentumKernel final : public OnnxOptimizerKernelBase {
  public:
   static StatusOr<std::unique_ptr<OpKernel>> Create(const KernelInfo& info) {
-    ZG_ASSIGN_OR_RETURN(size_t n, GroupSize(*info.node, 3));
+    const size_t n = OptimizerParams(info);
     ZG_ASSIGN_OR_RETURN(MomentumAttrs attrs, ParseMomentumAttrs(*info.node));
     return std::unique_ptr<OpKernel>(new CudaMomentumKernel(info, n, attrs));
   }
@@ -123,7 +123,7 @@ class CudaMomentumKernel final : public OnnxOptimizerKernelBase {
 class CudaAdagradKernel final : public OnnxOptimizerKernelBase {
  public:
   static StatusOr<std::unique_ptr<OpKernel>> Create(const KernelInfo& info) {
-    ZG_ASSIGN_OR_RETURN(size_t n, GroupSize(*info.node, 3));
+    const size_t n = OptimizerParams(info);
     ZG_ASSIGN_OR_RETURN(AdagradAttrs attrs, ParseAdagradAttrs(*info.node));
     return std::unique_ptr<OpKernel>(new CudaAdagradKernel(info, n, attrs));
   }
