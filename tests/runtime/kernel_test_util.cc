@@ -186,6 +186,21 @@ std::vector<double> Values(const DeviceTensor& tensor) {
   return out;
 }
 
+std::vector<double> NumericGradient(const std::function<double(const std::vector<double>&)>& f,
+                                    std::vector<double> x, double h) {
+  std::vector<double> gradient(x.size());
+  for (size_t i = 0; i < x.size(); ++i) {
+    const double xi = x[i];
+    x[i] = xi + h;
+    const double up = f(x);
+    x[i] = xi - h;
+    const double down = f(x);
+    x[i] = xi;
+    gradient[i] = (up - down) / (2 * h);
+  }
+  return gradient;
+}
+
 double UnitRoundoff(DataType dtype) {
   switch (dtype) {
     case DataType::kFloat16:

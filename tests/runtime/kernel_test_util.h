@@ -2,6 +2,7 @@
 #define ZEROGRAPH_TESTS_RUNTIME_KERNEL_TEST_UTIL_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <random>
 #include <string>
@@ -82,6 +83,11 @@ double UnitRoundoff(DataType dtype);
 // Expects |actual - expected| <= atol + rtol·|expected| element-wise, naming the first misses.
 void ExpectNear(const std::vector<double>& actual, const std::vector<double>& expected, double rtol,
                 double atol, std::string_view what = "");
+
+// Central differences of a scalar function: g[i] = (f(x + h·e_i) - f(x - h·e_i)) / 2h. For
+// checking a gradient kernel against its forward kernel (run f in double where the kernel takes it).
+std::vector<double> NumericGradient(const std::function<double(const std::vector<double>&)>& f,
+                                    std::vector<double> x, double h = 1e-6);
 
 // Row-major index helpers for references.
 std::vector<int64_t> Unravel(int64_t index, const Shape& shape);
