@@ -23,6 +23,7 @@
 #include "zerograph/runtime/device.h"
 #include "zerograph/runtime/kernel_registry.h"
 #include "zerograph/runtime/stream.h"
+#include "zerograph/tools/op_listing.h"
 #include "zerograph/tools/run_once.h"
 #include "zerograph/train/lr_schedule.h"
 #include "zerograph/train/trainer.h"
@@ -54,6 +55,7 @@ struct GraphExecOptions {
   std::string run_once_model;
   std::string input_dir;
   std::string output_dir;
+  bool list_ops = false;
 };
 
 void SetUpGraphExec(CLI::App& app, GraphExecOptions& options) {
@@ -140,9 +142,12 @@ void SetUpGraphExec(CLI::App& app, GraphExecOptions& options) {
           ->needs(run_once)
           ->type_name("DIR");
   run_once->needs(input_dir, output_dir);
+  app.add_flag("--list-ops", options.list_ops,
+               "Print the ops this build runs, with their opset versions and dtypes, and exit");
 
   // Which options are required depends on the mode, which CLI11 cannot say by itself.
   app.callback([&options, run_once] {
+    if (options.list_ops) return;
     if (run_once->count() > 0) {
       if (!options.graph.empty()) throw CLI::ExcludesError("GRAPH", "--run-once");
       return;
@@ -343,6 +348,11 @@ Status Train(const GraphExecOptions& options) {
 }
 
 Status RunGraphExec(const GraphExecOptions& options) {
+  if (options.list_ops) {
+    ZG_ASSIGN_OR_RETURN(std::string listing, runtime::ListSupportedOps());
+    std::cout << listing;
+    return Status::Ok();
+  }
   if (!options.run_once_model.empty()) {
     return runtime::RunOnce(options.run_once_model, options.input_dir, options.output_dir);
   }
