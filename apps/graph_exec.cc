@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -15,6 +16,7 @@
 
 #include "cli_main.h"
 #include "zerograph/ckpt/checkpoint.h"
+#include "zerograph/core/output_path.h"
 #include "zerograph/core/status.h"
 #include "zerograph/ir/graph.h"
 #include "zerograph/onnx/load_model.h"
@@ -56,6 +58,7 @@ struct GraphExecOptions {
   std::string input_dir;
   std::string output_dir;
   bool list_ops = false;
+  bool overwrite = false;
 };
 
 void SetUpGraphExec(CLI::App& app, GraphExecOptions& options) {
@@ -119,8 +122,10 @@ void SetUpGraphExec(CLI::App& app, GraphExecOptions& options) {
       app.add_option("--trace", options.trace, "Write a Chrome trace (one lane per stream)")
           ->type_name("FILE");
   CLI::Option* loss_log =
-      app.add_option("--loss-log", options.loss_log, "Write each step's loss, with its exact bits")
-          ->type_name("FILE");
+      app.add_flag("--overwrite", options.overwrite,
+                   "Let --save replace the checkpoints of another run already in its folder");
+  app.add_option("--loss-log", options.loss_log, "Write each step's loss, with its exact bits")
+      ->type_name("FILE");
   options.device = runtime::CudaDeviceCount() > 0 ? "cuda" : "cpu";
   app.add_option("--device", options.device,
                  "Where to run: cuda (one GPU per rank, NCCL) or cpu (MPI); the default is cuda "
@@ -256,6 +261,47 @@ StatusOr<Backend> MakeBackend(std::string_view device_name) {
   return backend;
 }
 
+// Whether `folder` holds checkpoints of a --save: a `latest` file, or step folders.
+bool HoldsCheckpoints(const std::string& folder) {
+  namespace fs = std::filesystem;
+  std::error_code error;
+  if (fs::exists(fs::path(folder) / "latest", error)) return true;
+  for (const fs::directory_entry& entry : fs::directory_iterator(folder, error)) {
+    if (entry.path().filename().string().starts_with("step-")) return true;
+  }
+  return false;
+}
+
+// Every output path, before anything runs (so a long run never ends unable to write its
+// result), and a --save folder that already holds checkpoints: those are kept unless this run
+// continues them (--load names that folder or a checkpoint in it) or --overwrite says to replace
+// them.
+Status CheckOutputs(const GraphExecOptions& options) {
+  namespace fs = std::filesystem;
+  const std::string inputs[] = {options.graph, options.data};
+  if (!options.trace.empty()) {
+    ZG_RETURN_IF_ERROR(CheckOutputPath("--trace", options.trace, OutputKind::kFile, inputs));
+  }
+  if (!options.loss_log.empty()) {
+    ZG_RETURN_IF_ERROR(CheckOutputPath("--loss-log", options.loss_log, OutputKind::kFile, inputs));
+  }
+  if (options.save_dir.empty()) return Status::Ok();
+  ZG_RETURN_IF_ERROR(CheckOutputPath("--save", options.save_dir, OutputKind::kFolder, inputs));
+  if (options.overwrite || !fs::exists(options.save_dir) || !HoldsCheckpoints(options.save_dir)) {
+    return Status::Ok();
+  }
+  std::error_code error;
+  if (!options.load_dir.empty()) {
+    const fs::path load = fs::weakly_canonical(options.load_dir, error);
+    const fs::path save = fs::weakly_canonical(options.save_dir, error);
+    if (load == save || load.parent_path() == save) return Status::Ok();
+  }
+  return InvalidArgumentError(
+      StrCat("--save '", options.save_dir,
+             "' already holds checkpoints of a run: continue it with --load ", options.save_dir,
+             ", save elsewhere, or pass --overwrite to replace them"));
+}
+
 Status Train(const GraphExecOptions& options) {
   ZG_ASSIGN_OR_RETURN(Backend backend, MakeBackend(options.device));
   std::unique_ptr<runtime::Communicator>& comm = backend.comm;
@@ -270,6 +316,7 @@ Status Train(const GraphExecOptions& options) {
   int64_t first_step = 0;
   std::string resumed_from;
   Status setup = [&]() -> Status {
+    ZG_RETURN_IF_ERROR(CheckOutputs(options));
     ZG_ASSIGN_OR_RETURN(schedule, MakeSchedule(options));
     ZG_ASSIGN_OR_RETURN(graph, LoadModel(options.graph));
     ZG_ASSIGN_OR_RETURN(trainer, Trainer::Create(*graph, options.data, *device, *comm, registry,
@@ -354,6 +401,9 @@ Status RunGraphExec(const GraphExecOptions& options) {
     return Status::Ok();
   }
   if (!options.run_once_model.empty()) {
+    const std::string inputs[] = {options.run_once_model, options.input_dir};
+    ZG_RETURN_IF_ERROR(
+        CheckOutputPath("--output-dir", options.output_dir, OutputKind::kFolder, inputs));
     return runtime::RunOnce(options.run_once_model, options.input_dir, options.output_dir);
   }
   return Train(options);

@@ -14,6 +14,7 @@
 
 #include "cli_main.h"
 #include "zerograph/core/atomic_file.h"
+#include "zerograph/core/output_path.h"
 #include "zerograph/core/status.h"
 #include "zerograph/core/str_cat.h"
 #include "zerograph/ir/graph.h"
@@ -127,6 +128,13 @@ Status CheckRewrittenGraph(const std::string& path) {
 
 Status RunRewriteGraph(const RewriteGraphOptions& options) {
   if (!options.check.empty()) return CheckRewrittenGraph(options.check);
+  const std::string inputs[] = {options.input};
+  ZG_RETURN_IF_ERROR(CheckOutputPath("-o", options.output, OutputKind::kFile, inputs));
+  if (!options.layout_out.empty()) {
+    const std::string layout_inputs[] = {options.input, options.output};
+    ZG_RETURN_IF_ERROR(
+        CheckOutputPath("--layout-out", options.layout_out, OutputKind::kFile, layout_inputs));
+  }
   ZG_ASSIGN_OR_RETURN(std::unique_ptr<Graph> graph, LoadModel(options.input));
   ZG_RETURN_IF_ERROR(Verify(*graph).WithContext(StrCat("verifying '", options.input, "'")));
   PassPipeline pipeline(/*verify_each=*/true);
