@@ -41,6 +41,7 @@ struct GraphExecOptions {
   int64_t batch = 0;  // 0: not given
   double lr = 1e-3;
   std::string lr_schedule = "constant";
+  bool lr_schedule_given = false;  // --lr-schedule on the command line, not the default
   int64_t warmup_steps = 0;
   double warmup_start_lr = 0;
   std::optional<double> warmup_end_lr;  // default: --lr
@@ -78,9 +79,12 @@ void SetUpGraphExec(CLI::App& app, GraphExecOptions& options) {
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str()
       ->type_name("F");
-  app.add_option("--lr-schedule", options.lr_schedule, "Learning-rate schedule")
-      ->check(CLI::IsMember({"constant", "linear-warmup", "cosine"}))
-      ->capture_default_str();
+  CLI::Option* lr_schedule =
+      app.add_option("--lr-schedule", options.lr_schedule,
+                     "Learning-rate schedule; on resume, giving it allows another schedule than "
+                     "the checkpoint's")
+          ->check(CLI::IsMember({"constant", "linear-warmup", "cosine"}))
+          ->capture_default_str();
   app.add_option("--warmup-steps", options.warmup_steps,
                  "Steps of linear warmup from 0 to --lr (linear-warmup, cosine)")
       ->check(cli::AtLeast(0))
@@ -151,7 +155,8 @@ void SetUpGraphExec(CLI::App& app, GraphExecOptions& options) {
                "Print the ops this build runs, with their opset versions and dtypes, and exit");
 
   // Which options are required depends on the mode, which CLI11 cannot say by itself.
-  app.callback([&options, run_once] {
+  app.callback([&options, run_once, lr_schedule] {
+    options.lr_schedule_given = lr_schedule->count() > 0;
     if (options.list_ops) return;
     if (run_once->count() > 0) {
       if (!options.graph.empty()) throw CLI::ExcludesError("GRAPH", "--run-once");
@@ -315,6 +320,7 @@ Status Train(const GraphExecOptions& options) {
   TrainingState state;
   int64_t first_step = 0;
   std::string resumed_from;
+  std::string previous_schedule;  // the checkpoint's, when this run changes it
   Status setup = [&]() -> Status {
     ZG_RETURN_IF_ERROR(CheckOutputs(options));
     ZG_ASSIGN_OR_RETURN(schedule, MakeSchedule(options));
@@ -338,6 +344,14 @@ Status Train(const GraphExecOptions& options) {
     ZG_ASSIGN_OR_RETURN(CheckpointManifest manifest,
                         LoadCheckpoint(state, resumed_from, options.graph));
     first_step = manifest.next_step;
+    if (!manifest.lr_schedule.empty() && manifest.lr_schedule != schedule.ToString()) {
+      ZG_RETURN_IF_NOT(options.lr_schedule_given, "checkpoint '", resumed_from,
+                       "' was trained with learning rate ", manifest.lr_schedule,
+                       ", this run's is ", schedule.ToString(),
+                       ": give the options of the checkpoint's schedule, or --lr-schedule "
+                       "explicitly to change it");
+      previous_schedule = manifest.lr_schedule;
+    }
     ZG_RETURN_IF_NOT(manifest.global_batch == 0 || manifest.global_batch == data.global_batch(),
                      "checkpoint '", resumed_from, "' was trained with a global batch of ",
                      manifest.global_batch, ", this run takes ", data.global_batch(),
@@ -356,10 +370,21 @@ Status Train(const GraphExecOptions& options) {
   }
   if (rank0 && !resumed_from.empty()) {
     std::cout << "resumed from " << resumed_from << " at step " << first_step << "\n";
+    if (!previous_schedule.empty()) {
+      std::cout << "learning rate changed from the checkpoint's " << previous_schedule << " to "
+                << schedule.ToString() << "\n";
+    }
+  }
+  if (first_step >= options.steps) {
+    if (rank0) {
+      std::cout << "nothing to do: checkpoint " << resumed_from << " already ran " << first_step
+                << " steps, and --steps asks for " << options.steps << "\n";
+    }
+    return Status::Ok();
   }
   TrainOptions train;
   // --steps counts from step 0, so a resumed run ends where the uninterrupted one would.
-  train.first_step = std::min(first_step, options.steps);
+  train.first_step = first_step;
   train.steps = options.steps - train.first_step;
   train.schedule = schedule;
   train.loss_log = options.loss_log;
