@@ -117,12 +117,17 @@ Status CheckRewrittenGraph(const std::string& path) {
   ZG_RETURN_IF_ERROR(Verify(*graph).WithContext(where));
   ZG_RETURN_IF_ERROR(CheckHazards(*graph).WithContext(where));
   ZG_ASSIGN_OR_RETURN(std::optional<TrainingSpec> spec, ReadTrainingSpec(*graph));
-  if (spec && spec->layout) {
+  if (!spec || !spec->nranks) {
+    return InvalidArgumentError(
+        StrCat(where, " is not a rewritten training graph (no zerograph.", spec ? "nranks" : "loss",
+               " metadata): --check takes the output of rewrite-graph --nranks N"));
+  }
+  if (spec->layout) {
     StatusOr<LayoutManifest> layout = LayoutManifest::FromJson(*spec->layout);
     if (!layout.ok()) return std::move(layout).status().WithContext(where);
   }
-  std::cout << path << ": ok (" << graph->num_nodes() << " nodes, rewritten for "
-            << (spec && spec->nranks ? *spec->nranks : 1) << " rank(s))\n";
+  std::cout << path << ": ok (" << graph->num_nodes() << " nodes, rewritten for " << *spec->nranks
+            << " rank(s))\n";
   return Status::Ok();
 }
 
