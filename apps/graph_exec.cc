@@ -76,7 +76,7 @@ void SetUpGraphExec(CLI::App& app, GraphExecOptions& options) {
       ->check(cli::AtLeast(1))
       ->type_name("B");
   app.add_option("--lr", options.lr, "Peak learning rate")
-      ->check(CLI::NonNegativeNumber)
+      ->check(cli::NonNegative())
       ->capture_default_str()
       ->type_name("F");
   CLI::Option* lr_schedule =
@@ -92,15 +92,15 @@ void SetUpGraphExec(CLI::App& app, GraphExecOptions& options) {
       ->type_name("N");
   app.add_option("--warmup-start-lr", options.warmup_start_lr,
                  "Learning rate at step 0 of the warmup (LinearWarmup's start_lr)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(cli::NonNegative())
       ->capture_default_str()
       ->type_name("F");
   app.add_option("--warmup-end-lr", options.warmup_end_lr,
                  "Learning rate the warmup reaches (LinearWarmup's end_lr; default --lr)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(cli::NonNegative())
       ->type_name("F");
   app.add_option("--min-lr", options.min_lr, "Learning rate the cosine schedule decays to")
-      ->check(CLI::NonNegativeNumber)
+      ->check(cli::NonNegative())
       ->capture_default_str()
       ->type_name("F");
   CLI::Option* save =
@@ -125,17 +125,17 @@ void SetUpGraphExec(CLI::App& app, GraphExecOptions& options) {
   CLI::Option* trace =
       app.add_option("--trace", options.trace, "Write a Chrome trace (one lane per stream)")
           ->type_name("FILE");
+  app.add_flag("--overwrite", options.overwrite,
+               "Let --save replace the checkpoints of another run already in its folder");
   CLI::Option* loss_log =
-      app.add_flag("--overwrite", options.overwrite,
-                   "Let --save replace the checkpoints of another run already in its folder");
-  app.add_option("--loss-log", options.loss_log, "Write each step's loss, with its exact bits")
-      ->type_name("FILE");
+      app.add_option("--loss-log", options.loss_log, "Write each step's loss, with its exact bits")
+          ->type_name("FILE");
   options.device = runtime::CudaDeviceCount() > 0 ? "cuda" : "cpu";
   app.add_option("--device", options.device,
-                 "Where to run: cuda (one GPU per rank, NCCL) or cpu (MPI); the default is cuda "
-                 "when a GPU is visible")
-      ->check(CLI::IsMember({"cpu", "cuda"}))
-      ->capture_default_str();
+                 StrCat("Where to run: cuda (one GPU per rank, NCCL) or cpu (MPI); the default is "
+                        "cuda when a GPU is visible (here: ",
+                        options.device, ")"))
+      ->check(CLI::IsMember({"cpu", "cuda"}));
   CLI::Option* run_once =
       app.add_option("--run-once", options.run_once_model,
                      "Instead of training, run this model once on --input-dir, writing outputs to "
