@@ -208,17 +208,12 @@ StatusOr<std::vector<TensorSpec>> NormalizationGradShape(const ShapeContext& ctx
   return out;
 }
 
+// The gradients carry them too (ONNX Runtime's training graphs set all three), although only
+// axis matters to them: the statistics come as inputs.
 std::vector<OpAttribute> NormalizationAttributes() {
   return {{"axis", AttributeType::kInt, false, int64_t{-1}},
           {"epsilon", AttributeType::kFloat, false, 1e-5f},
           {"stash_type", AttributeType::kInt, false, int64_t{1}}};
-}
-
-// The gradients take the forward's epsilon too (ONNX Runtime's exporter sets it; they do not
-// need it, the statistics come as inputs).
-std::vector<OpAttribute> GradAttributes() {
-  return {{"axis", AttributeType::kInt, false, int64_t{-1}},
-          {"epsilon", AttributeType::kFloat, false, 1e-5f}};
 }
 
 }  // namespace
@@ -264,7 +259,7 @@ Status AddReductionContracts(OpContracts& contracts) {
        1,
        {{"Y_grad", "T"}, {"X", "T"}, {"scale", "T"}, {"mean", "U"}, {"inv_std_var", "U"}},
        {{"X_grad", "T"}, {"scale_grad", "T"}, {"bias_grad", "T"}},
-       GradAttributes(),
+       NormalizationAttributes(),
        {{"T", kFloatTypes}, {"U", kFloat32Type}},
        NormalizationGradShape}));
   ZG_RETURN_IF_ERROR(
@@ -273,7 +268,7 @@ Status AddReductionContracts(OpContracts& contracts) {
                      1,
                      {{"Y_grad", "T"}, {"X", "T"}, {"scale", "T"}, {"inv_std_var", "U"}},
                      {{"X_grad", "T"}, {"scale_grad", "T"}},
-                     GradAttributes(),
+                     NormalizationAttributes(),
                      {{"T", kFloatTypes}, {"U", kFloat32Type}},
                      NormalizationGradShape}));
   // ReduceSum-13 whose axes input is required.
