@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -128,8 +129,9 @@ TEST(LayerNormGradTest, MatchesFiniteDifferences) {
   KernelRunner runner;
   const Shape shape = {3, 2, 4};
   const DataType f64 = DataType::kFloat64;
-  for (int64_t axis : {-1, 1}) {
-    const Shape param_shape = axis == -1 ? Shape{4} : Shape{2, 4};
+  // Per element of a row, and (axis 1, scale [4]) broadcast over the normalized [2, 4].
+  for (const auto& [axis, param_shape] :
+       std::vector<std::pair<int64_t, Shape>>{{-1, {4}}, {1, {2, 4}}, {1, {4}}}) {
     const std::vector<double> x0 = Values(runner.Random(f64, shape, 41, -2, 2));
     const std::vector<double> scale0 = Values(runner.Random(f64, param_shape, 42, 0.5, 2));
     const std::vector<double> bias0 = Values(runner.Random(f64, param_shape, 43, -1, 1));

@@ -17,7 +17,35 @@ namespace {
 
 enum class SoftmaxOp { kSoftmax, kLogSoftmax, kSoftmaxGrad, kLogSoftmaxGrad };
 
-// One [n, inner] block of a forward op: y from x.
+// A contiguous row of a forward op (inner is 1: the axis is the last, or the input is coerced to
+// 2-D), in loops over the row alone, which the compiler vectorizes.
+template <SoftmaxOp kOp, typename T>
+void SoftmaxRow(const T* x, T* y, int64_t n) {
+  using A = ArithType<T>;
+  A max = -INFINITY;
+  for (int64_t k = 0; k < n; ++k) max = std::max(max, Load(x[k]));
+  A sum = 0;
+  for (int64_t k = 0; k < n; ++k) {
+    const A e = std::exp(Load(x[k]) - max);
+    sum += e;
+    if constexpr (kOp == SoftmaxOp::kSoftmax && !kIsNarrowFloat<T>) y[k] = e;
+  }
+  if constexpr (kOp == SoftmaxOp::kSoftmax) {
+    const A inv = A(1) / sum;
+    for (int64_t k = 0; k < n; ++k) {
+      // A 16-bit y would hold exp() rounded: recompute it instead.
+      const A e = kIsNarrowFloat<T> ? std::exp(Load(x[k]) - max) : Load(y[k]);
+      y[k] = Store<T>(e * inv);
+    }
+  } else {
+    // (x - max) - log(sum): x - (max + log(sum)) would round at max's magnitude.
+    const A log_sum = std::log(sum);
+    for (int64_t k = 0; k < n; ++k) y[k] = Store<T>(Load(x[k]) - max - log_sum);
+  }
+}
+
+// One [n, inner] block of a forward op: y from x, the same passes as SoftmaxRow for each of the
+// inner columns at once.
 template <SoftmaxOp kOp, typename T>
 void SoftmaxBlock(const T* x, T* y, int64_t n, int64_t inner, std::vector<ArithType<T>>& max,
                   std::vector<ArithType<T>>& sum) {
@@ -43,13 +71,11 @@ void SoftmaxBlock(const T* x, T* y, int64_t n, int64_t inner, std::vector<ArithT
   for (int64_t k = 0; k < n; ++k) {
     for (int64_t j = 0; j < inner; ++j) {
       if constexpr (kOp == SoftmaxOp::kSoftmax) {
-        // A 16-bit y would hold exp() rounded: recompute it instead.
         const A e = kIsNarrowFloat<T>
                         ? std::exp(Load(x[k * inner + j]) - max[static_cast<size_t>(j)])
                         : Load(y[k * inner + j]);
         y[k * inner + j] = Store<T>(e * sum[static_cast<size_t>(j)]);
       } else {
-        // (x - max) - log(sum): x - (max + log(sum)) would round at max's magnitude.
         y[k * inner + j] = Store<T>(Load(x[k * inner + j]) - max[static_cast<size_t>(j)] -
                                     sum[static_cast<size_t>(j)]);
       }
@@ -106,6 +132,8 @@ struct CpuSoftmax {
           SoftmaxGradBlock<kOp>(ctx.inputs[0]->data_as<const T>() + o * block,
                                 ctx.inputs[1]->data_as<const T>() + o * block, out + o * block, l.n,
                                 l.inner, sum);
+        } else if (l.inner == 1) {
+          SoftmaxRow<kOp>(ctx.inputs[0]->data_as<const T>() + o * block, out + o * block, l.n);
         } else {
           SoftmaxBlock<kOp>(ctx.inputs[0]->data_as<const T>() + o * block, out + o * block, l.n,
                             l.inner, max, sum);
