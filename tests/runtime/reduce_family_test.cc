@@ -5,6 +5,7 @@
 #include <cmath>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -202,6 +203,24 @@ TEST(ReduceFamilyOptionsTest, EmptyAxesAndSizeOneAxis) {
   ASSERT_TRUE(out.ok()) << out.status().ToString();
   EXPECT_EQ((*out)[0].shape(), (Shape{2, 1}));
   EXPECT_EQ(Values((*out)[0]), (std::vector<double>{4, 9}));
+}
+
+// Reducing an empty set gives each op's identity (ONNX 18's empty-set tests): 0 for the sums, 1
+// for the product, -inf for the maximum and the logs, +inf for the minimum.
+TEST(ReduceFamilyOptionsTest, EmptySetGivesTheIdentity) {
+  KernelRunner runner;
+  DeviceTensor x = runner.MakeTensor(DataType::kFloat32, {2, 0, 3}, {});
+  const std::vector<std::pair<std::string, double>> identities = {
+      {"ReduceSum", 0},        {"ReduceSumSquare", 0},      {"ReduceL1", 0},
+      {"ReduceL2", 0},         {"ReduceProd", 1},           {"ReduceMax", -INFINITY},
+      {"ReduceMin", INFINITY}, {"ReduceLogSum", -INFINITY}, {"ReduceLogSumExp", -INFINITY}};
+  for (const auto& [op, identity] : identities) {
+    StatusOr<std::vector<DeviceTensor>> out =
+        runner.Run("", op, {x}, 1, {Attr("axes", std::vector<int64_t>{1}), Attr("keepdims", 0)});
+    ASSERT_TRUE(out.ok()) << op << ": " << out.status().ToString();
+    EXPECT_EQ((*out)[0].shape(), (Shape{2, 3})) << op;
+    EXPECT_EQ(Values((*out)[0]), std::vector<double>(6, identity)) << op;
+  }
 }
 
 // ReduceSumTraining (com.microsoft) is ReduceSum-13 with its axes input required.
