@@ -1,6 +1,6 @@
 // LayerNormalization, SimplifiedLayerNormalization and their gradients: a block per row for the
-// row statistics and dx (sums in double, as on the CPU), a thread per row element for the
-// parameter gradients (summing down the rows, so neighbouring threads read neighbouring columns).
+// row statistics and dx (sums in double, as on the CPU), a block per 32 row elements for the
+// parameter gradients (summing down the rows, neighbouring threads reading neighbouring columns).
 
 #include <cstdint>
 
@@ -70,23 +70,39 @@ __global__ void LayerNormGradInputKernel(const T* dy, const T* x, const T* scale
   }
 }
 
-// dscale[j] = Σ_r dy · x̂, dbias[j] = Σ_r dy.
+// dscale[j] = Σ_r dy · x̂, dbias[j] = Σ_r dy. A block per kParamColumns elements of a row: its
+// kParamRows rows of threads each sum every kParamRows-th row (neighbouring threads reading
+// neighbouring columns), then the first row of threads adds the partial sums.
+constexpr int kParamColumns = 32;
+constexpr int kParamRows = 16;
+
 template <bool kRms, typename T>
 __global__ void LayerNormGradParamsKernel(const T* dy, const T* x, const float* mean,
                                           const float* inv_std, T* dscale, T* dbias, int64_t rows,
                                           int64_t n) {
-  for (int64_t j = GlobalThread(); j < n; j += GridThreads()) {
-    double sum_scale = 0, sum_bias = 0;
-    for (int64_t r = 0; r < rows; ++r) {
+  __shared__ double partial_scale[kParamRows][kParamColumns];
+  __shared__ double partial_bias[kParamRows][kParamColumns];
+  const int64_t j = static_cast<int64_t>(blockIdx.x) * kParamColumns + threadIdx.x;
+  double sum_scale = 0, sum_bias = 0;
+  if (j < n) {
+    for (int64_t r = threadIdx.y; r < rows; r += kParamRows) {
       const double mu = kRms ? 0.0 : static_cast<double>(mean[r]);
       const double d = static_cast<double>(Load(dy[r * n + j]));
       sum_scale +=
           d * (static_cast<double>(Load(x[r * n + j])) - mu) * static_cast<double>(inv_std[r]);
       sum_bias += d;
     }
-    dscale[j] = Store<T>(static_cast<Arith<T>>(sum_scale));
-    if (dbias != nullptr) dbias[j] = Store<T>(static_cast<Arith<T>>(sum_bias));
   }
+  partial_scale[threadIdx.y][threadIdx.x] = sum_scale;
+  partial_bias[threadIdx.y][threadIdx.x] = sum_bias;
+  __syncthreads();
+  if (threadIdx.y != 0 || j >= n) return;
+  for (int i = 1; i < kParamRows; ++i) {
+    sum_scale += partial_scale[i][threadIdx.x];
+    sum_bias += partial_bias[i][threadIdx.x];
+  }
+  dscale[j] = Store<T>(static_cast<Arith<T>>(sum_scale));
+  if (dbias != nullptr) dbias[j] = Store<T>(static_cast<Arith<T>>(sum_bias));
 }
 
 unsigned RowGrid(int64_t rows) { return static_cast<unsigned>(std::min<int64_t>(rows, 65535)); }
@@ -136,12 +152,14 @@ cudaError_t LaunchLayerNormGrad(DataType dtype, bool rms, const void* dy, const 
             <<<RowGrid(rows), kRowBlock, 0, stream>>>(pdy, px, ps, mean, inv_std, pdx, rows, n);
       }
     }
+    const dim3 param_block(kParamColumns, kParamRows);
+    const unsigned param_grid = static_cast<unsigned>((n + kParamColumns - 1) / kParamColumns);
     if (rms) {
       LayerNormGradParamsKernel<true, T>
-          <<<GridFor(n), kBlock, 0, stream>>>(pdy, px, mean, inv_std, pds, nullptr, rows, n);
+          <<<param_grid, param_block, 0, stream>>>(pdy, px, mean, inv_std, pds, nullptr, rows, n);
     } else {
       LayerNormGradParamsKernel<false, T>
-          <<<GridFor(n), kBlock, 0, stream>>>(pdy, px, mean, inv_std, pds, pdb, rows, n);
+          <<<param_grid, param_block, 0, stream>>>(pdy, px, mean, inv_std, pds, pdb, rows, n);
     }
     return cudaGetLastError();
   });

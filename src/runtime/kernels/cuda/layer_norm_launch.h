@@ -20,7 +20,7 @@ cudaError_t LaunchLayerNorm(DataType dtype, bool rms, const void* x, const void*
                             int64_t n, float epsilon, cudaStream_t stream);
 
 // The gradients: dx per row (a block each), then dscale and dbias (null with `rms`) per element
-// of a row, summed over the rows (a thread each). mean is null with `rms`.
+// of a row, summed over the rows (a block per 32 elements). mean is null with `rms`.
 cudaError_t LaunchLayerNormGrad(DataType dtype, bool rms, const void* dy, const void* x,
                                 const void* scale, const float* mean, const float* inv_std,
                                 void* dx, void* dscale, void* dbias, int64_t rows, int64_t n,
