@@ -20,20 +20,18 @@ DeviceTensor* OptionalOutput(const KernelContext& ctx, size_t i) {
   return i < ctx.outputs.size() ? ctx.outputs[i] : nullptr;
 }
 
-// A parameter's values per normalized position (expanded when it broadcasts), in double.
+// A parameter's values per normalized position (expanded when it broadcasts), in double. The
+// contract made its dtype X's.
+template <typename T>
 std::vector<double> ExpandParam(const DeviceTensor* param, const std::vector<int64_t>& index,
                                 int64_t n, double absent) {
   std::vector<double> out(static_cast<size_t>(n), absent);
   if (param == nullptr) return out;
-  DispatchDtypes(FloatDtypes{}, param->dtype(), [&](auto tag) {
-    using P = decltype(tag);
-    const P* p = param->data_as<const P>();
-    for (int64_t j = 0; j < n; ++j) {
-      out[static_cast<size_t>(j)] =
-          static_cast<double>(Load(p[index.empty() ? j : index[static_cast<size_t>(j)]]));
-    }
-    return Status::Ok();
-  }).IgnoreError();
+  const T* p = param->data_as<const T>();
+  for (int64_t j = 0; j < n; ++j) {
+    out[static_cast<size_t>(j)] =
+        static_cast<double>(Load(p[index.empty() ? j : index[static_cast<size_t>(j)]]));
+  }
   return out;
 }
 
@@ -53,13 +51,13 @@ struct CpuNormalization {
       const DeviceTensor& x = *ctx.inputs[0];
       ZG_ASSIGN_OR_RETURN(const AxisLayout l, Layout(x));
       ZG_ASSIGN_OR_RETURN(std::vector<int64_t> scale_index, ParamIndex(x, *ctx.inputs[1]));
-      const std::vector<double> scale = ExpandParam(ctx.inputs[1], scale_index, l.n, 1.0);
+      const std::vector<double> scale = ExpandParam<T>(ctx.inputs[1], scale_index, l.n, 1.0);
       const DeviceTensor* bias_input = !kRms && ctx.inputs.size() > 2 ? ctx.inputs[2] : nullptr;
       std::vector<int64_t> bias_index;
       if (bias_input != nullptr) {
         ZG_ASSIGN_OR_RETURN(bias_index, ParamIndex(x, *bias_input));
       }
-      const std::vector<double> bias = ExpandParam(bias_input, bias_index, l.n, 0.0);
+      const std::vector<double> bias = ExpandParam<T>(bias_input, bias_index, l.n, 0.0);
       DeviceTensor* mean_out = kRms ? nullptr : OptionalOutput(ctx, 1);
       DeviceTensor* inv_out = OptionalOutput(ctx, kRms ? 1 : 2);
       const T* px = x.data_as<const T>();
@@ -110,7 +108,7 @@ struct CpuNormalizationGrad {
       const DeviceTensor& scale_input = *ctx.inputs[2];
       ZG_ASSIGN_OR_RETURN(const AxisLayout l, Layout(x));
       ZG_ASSIGN_OR_RETURN(std::vector<int64_t> scale_index, ParamIndex(x, scale_input));
-      const std::vector<double> scale = ExpandParam(&scale_input, scale_index, l.n, 1.0);
+      const std::vector<double> scale = ExpandParam<T>(&scale_input, scale_index, l.n, 1.0);
       const float* mean = kRms ? nullptr : ctx.inputs[3]->data_as<const float>();
       const float* inv_std = ctx.inputs[kRms ? 3 : 4]->data_as<const float>();
       const T* pdy = ctx.inputs[0]->data_as<const T>();
