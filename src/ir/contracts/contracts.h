@@ -41,6 +41,8 @@ inline constexpr DataType kIndexTypes[] = {kInt32, kInt64};
 Status AddStandardContracts(OpContracts& contracts);
 Status AddTrainingContracts(OpContracts& contracts);
 Status AddZerographContracts(OpContracts& contracts);
+// Reductions, ArgMax/ArgMin, softmax and normalization (reduction_contracts.cc).
+Status AddReductionContracts(OpContracts& contracts);
 
 }  // namespace zerograph::contracts
 
