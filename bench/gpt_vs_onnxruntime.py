@@ -261,6 +261,8 @@ def cmd_time_ort(a):
     options.intra_op_num_threads = a.threads
     options.inter_op_num_threads = 1
     options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    if a.no_optimizations:
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
     start = time.perf_counter()
     session = ort.InferenceSession(a.model, options, providers=["CPUExecutionProvider"])
     session.run(None, feeds)  # warm-up
@@ -300,6 +302,9 @@ def cmd_compare(a):
         ("fwd_zg", "zerograph", [a.bench, fwd, "--input-dir", fwd_in, "--reps", r]),
         ("fwd_ort", "onnxruntime", [a.ort_python, me, "time-ort", fwd, fwd_in, "--threads", t,
                                     "--reps", r]),
+        ("fwd_ort_noopt", "onnxruntime without graph optimizations",
+         [a.ort_python, me, "time-ort", fwd, fwd_in, "--threads", t, "--reps", r,
+          "--no-optimizations"]),
         ("fwd_ort_tr", "onnxruntime-training", [a.ort_training_python, me, "time-ort", fwd,
                                                 fwd_in, "--threads", t, "--reps", r]),
     ]
@@ -308,6 +313,9 @@ def cmd_compare(a):
             ("trn_zg", "zerograph", [a.bench, trn, "--input-dir", trn_in, "--reps", r]),
             ("trn_ort_tr", "onnxruntime-training", [a.ort_training_python, me, "time-ort", trn,
                                                     trn_in, "--threads", t, "--reps", r]),
+            ("trn_ort_tr_noopt", "onnxruntime-training without graph optimizations",
+             [a.ort_training_python, me, "time-ort", trn, trn_in, "--threads", t, "--reps", r,
+              "--no-optimizations"]),
         ]
     env_threads = {"OPENBLAS_NUM_THREADS": t}
     os.environ.update(env_threads)
@@ -373,22 +381,25 @@ def cmd_compare(a):
           f"{ver.get('fwd_ort_tr', '(not run)')}, the package that made the training graph and the "
           "only one with kernels for its `com.microsoft` gradient ops.")
     print()
-    print("| step | zerograph | onnxruntime | onnxruntime-training | zerograph / onnxruntime | "
-          "zerograph / onnxruntime-training |")
-    print("|---|---:|---:|---:|---:|---:|")
+    print("| step | zerograph | onnxruntime | onnxruntime-training | ONNX Runtime without graph "
+          "optimizations | zerograph / onnxruntime | zerograph / onnxruntime-training |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
     print(f"| forward (`forward.onnx`) | {cell('fwd_zg')} | {cell('fwd_ort')} | "
-          f"{cell('fwd_ort_tr')} | {ratio('fwd_zg', 'fwd_ort')} | "
-          f"{ratio('fwd_zg', 'fwd_ort_tr')} |")
+          f"{cell('fwd_ort_tr')} | {cell('fwd_ort_noopt')} (onnxruntime) | "
+          f"{ratio('fwd_zg', 'fwd_ort')} | {ratio('fwd_zg', 'fwd_ort_tr')} |")
     if have_train:
         print(f"| forward + backward (`artifacts/training_model.onnx`) | {cell('trn_zg')} | "
-              f"cannot run it (no training kernels) | {cell('trn_ort_tr')} | - | "
+              f"cannot run it: no kernels for the gradient ops | {cell('trn_ort_tr')} | "
+              f"{cell('trn_ort_tr_noopt')} (onnxruntime-training) | - | "
               f"{ratio('trn_zg', 'trn_ort_tr')} |")
-        if median("trn_ort_tr") and median("fwd_ort_tr"):
-            print(f"| forward + backward / forward | "
-                  f"{ratio('trn_zg', 'fwd_zg') if median('trn_zg') else '-'} | - | "
-                  f"{median('trn_ort_tr') / median('fwd_ort_tr'):.2f}x | | |")
+        zg = (f"{median('trn_zg') / median('fwd_zg'):.2f}x"
+              if median("trn_zg") and median("fwd_zg") else "-")
+        tr = (f"{median('trn_ort_tr') / median('fwd_ort_tr'):.2f}x"
+              if median("trn_ort_tr") and median("fwd_ort_tr") else "-")
+        print(f"| forward + backward / forward | {zg} | - | {tr} | | | |")
     else:
-        print("| forward + backward | not made: onnxruntime-training could not be imported | | | | |")
+        print("| forward + backward | not made: onnxruntime-training could not be imported "
+              "| | | | | |")
     print()
     errors = [(label, key, results[key]["error"]) for key, label, _ in variants
               if results[key]["error"]]
@@ -423,6 +434,8 @@ def main():
     o.add_argument("input_dir")
     o.add_argument("--threads", type=int, required=True)
     o.add_argument("--reps", type=int, default=10)
+    o.add_argument("--no-optimizations", action="store_true",
+                   help="run the graph as it is: no fusions, no constant folding")
     c = sub.add_parser("compare")
     c.add_argument("--work", required=True)
     c.add_argument("--bench", required=True)
