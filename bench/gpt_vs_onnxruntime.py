@@ -8,6 +8,8 @@ Three subcommands; scripts/bench.sh --only gpt runs them through bench/gpt_vs_on
       Needs numpy and onnx (1.16); with onnxruntime-training (1.19.2) importable it also makes
       ONNX Runtime Training's artifacts. Writes into OUT:
         forward.onnx, forward.inputs/input_0.pb     the decoder's forward pass: idx -> logits
+        proxy.onnx, proxy.inputs/input_0.pb         the same with the ops zerograph lacked when
+                                                    this was written swapped for ones it had
         train_forward.onnx                          the same plus nanoGPT's logits.view(-1, vocab),
                                                     the input of generate_artifacts
         artifacts/training_model.onnx (+ eval, optimizer, checkpoint), train.inputs/input_N.pb
@@ -52,7 +54,11 @@ import sys
 import time
 
 
-def build_model(a, np, onnx):
+def build_model(a, np, onnx, proxy=False):
+    """The forward model, its training forward, and their inputs. proxy: the forward with the ops
+    zerograph has no CPU kernel for today swapped for ones it has (Gather -> a float input,
+    LayerNormalization -> Identity, Softmax and Gelu -> Relu): the same GEMMs, reshapes,
+    transposes and adds, to compare those parts before the kernels land."""
     from onnx import TensorProto as T, helper as h, numpy_helper as nh
 
     B, S, D, H, V, L = a.batch, a.seq, a.dim, a.heads, a.vocab, a.layers
@@ -79,12 +85,16 @@ def build_model(a, np, onnx):
         return node("Add", [node("MatMul", [x, w], scope + "/MatMul"), b], scope + "/Add")
 
     def layer_norm(x, prefix):
+        if proxy:
+            return node("Identity", [x], "/" + prefix.replace(".", "/") + "/Identity")
         w = init(prefix + ".weight", np.ones([D], np.float32))
         b = init(prefix + ".bias", np.zeros([D], np.float32))
         return node("LayerNormalization", [x, w, b], "/" + prefix.replace(".", "/") +
                     "/LayerNormalization", axis=-1, epsilon=1e-5)
 
     def gelu(x, scope):
+        if proxy:
+            return node("Relu", [x], scope + "/Relu")
         if a.gelu == "op":
             return node("Gelu", [x], scope + "/Gelu")
         y = node("Div", [x, "sqrt_2"], scope + "/Div")
@@ -107,9 +117,12 @@ def build_model(a, np, onnx):
 
     wte = weight("transformer.wte.weight", [V, D])
     wpe = weight("transformer.wpe.weight", [S, D])
-    tok = node("Gather", [wte, "idx"], "/transformer/wte/Gather")
-    pos = node("Gather", [wpe, "pos"], "/transformer/wpe/Gather")
-    x = node("Add", [tok, pos], "/transformer/Add")
+    if proxy:
+        x = node("Add", ["x", wpe], "/transformer/Add")
+    else:
+        tok = node("Gather", [wte, "idx"], "/transformer/wte/Gather")
+        pos = node("Gather", [wpe, "pos"], "/transformer/wpe/Gather")
+        x = node("Add", [tok, pos], "/transformer/Add")
     proj_std = 0.02 / np.sqrt(2 * L)  # nanoGPT's special init of the c_proj weights
     for l in range(L):
         p = f"transformer.h.{l}"
@@ -128,7 +141,10 @@ def build_model(a, np, onnx):
         att = node("MatMul", [heads[0], heads[1]], s + "/attn/MatMul")
         att = node("Mul", [att, "scale"], s + "/attn/Mul")
         att = node("Add", [att, "mask"], s + "/attn/Add")
-        att = node("Softmax", [att], s + "/attn/Softmax", axis=-1)
+        if proxy:
+            att = node("Relu", [att], s + "/attn/Relu")
+        else:
+            att = node("Softmax", [att], s + "/attn/Softmax", axis=-1)
         y = node("MatMul", [att, heads[2]], s + "/attn/MatMul_1")
         y = node("Transpose", [y], s + "/attn/Transpose_y", perm=[0, 2, 1, 3])
         y = node("Reshape", [y, "shape_bsd"], s + "/attn/Reshape_y")
@@ -143,10 +159,15 @@ def build_model(a, np, onnx):
     nodes.append(h.make_node("MatMul", [x, wte_t], ["logits"], name="/lm_head/MatMul"))
 
     opset = [h.make_opsetid("", 20 if a.gelu == "op" else 17)]
-    graph = h.make_graph(nodes, "nanogpt", [h.make_tensor_value_info("idx", T.INT64, [B, S])],
-                         [h.make_tensor_value_info("logits", T.FLOAT, [B, S, V])], inits)
+    graph_input = (h.make_tensor_value_info("x", T.FLOAT, [B, S, D]) if proxy else
+                   h.make_tensor_value_info("idx", T.INT64, [B, S]))
+    graph = h.make_graph(nodes, "nanogpt", [graph_input],
+                         [h.make_tensor_value_info("logits", T.FLOAT, [B, S, V])],
+                         [i for i in inits if i.name not in ("pos",) or not proxy])
     forward = h.make_model(graph, opset_imports=opset, producer_name="zerograph-bench")
     forward.ir_version = 8
+    if proxy:
+        return forward, rng.standard_normal([B, S, D]).astype(np.float32)
     # nanoGPT's loss: F.cross_entropy(logits.view(-1, logits.size(-1)), targets.view(-1))
     train = onnx.ModelProto()
     train.CopyFrom(forward)
@@ -196,8 +217,13 @@ def cmd_model(a):
     onnx.save(forward, os.path.join(a.out, "forward.onnx"))
     onnx.save(train, os.path.join(a.out, "train_forward.onnx"))
     write_inputs(os.path.join(a.out, "forward.inputs"), [("idx", idx)], np, onnx)
+    proxy, x = build_model(a, np, onnx, proxy=True)
+    onnx.checker.check_model(proxy, full_check=True)
+    onnx.save(proxy, os.path.join(a.out, "proxy.onnx"))
+    write_inputs(os.path.join(a.out, "proxy.inputs"), [("x", x)], np, onnx)
     ops = {"settings": {k: v for k, v in vars(a).items() if k not in ("out", "cmd")},
-           "opset": forward.opset_import[0].version, "forward.onnx": op_counts(forward)}
+           "opset": forward.opset_import[0].version, "forward.onnx": op_counts(forward),
+           "proxy.onnx": op_counts(proxy)}
     params = [i.name for i in train.graph.initializer
               if i.data_type == T.FLOAT and i.name.startswith("transformer.")]
     ops["parameters"] = len(params)
@@ -278,14 +304,25 @@ def cmd_time_ort(a):
           f"threads={a.threads} ort={ort.__version__} all_ms={','.join(f'{m:.3f}' for m in ms)}")
 
 
-def run_variant(command):
-    """Runs one process of a variant: its timed runs in ms, or the error that stopped it."""
-    done = subprocess.run(command, capture_output=True, text=True)
+# OpenBLAS's kernels for AVX-512 (it names them after Intel cores). OpenBLAS 0.3.21 (Debian 12)
+# takes an AMD CPU with AVX-512 (Zen 4) for a Haswell and runs its AVX2 kernels there; this
+# setting, read when the library loads, makes it use these.
+AVX512_CORETYPE = "SKYLAKEX"
+
+
+def run_variant(command, env=None):
+    """Runs one process of a variant: its fields (median_ms, ...), or the error that stopped it.
+    OpenBLAS is asked to say which core's kernels it chose (field blas_core)."""
+    env = dict(os.environ, OPENBLAS_VERBOSE="2", **(env or {}))
+    done = subprocess.run(command, capture_output=True, text=True, env=env)
     if done.returncode != 0:
         lines = [l for l in done.stderr.splitlines() if l.strip()]
         errors = [l for l in lines if l.startswith("error:") or "Error" in l or "error" in l]
         return None, (errors or lines or [f"exit {done.returncode}"])[-1].strip()
     fields = dict(f.split("=", 1) for f in done.stdout.split() if "=" in f)
+    for line in (done.stdout + done.stderr).splitlines():
+        if line.startswith("Core: "):
+            fields["blas_core"] = line.split(":", 1)[1].strip()
     return fields, None
 
 
@@ -295,6 +332,7 @@ def cmd_compare(a):
     r = str(a.reps)
     me = os.path.abspath(__file__)
     fwd, fwd_in = os.path.join(w, "forward.onnx"), os.path.join(w, "forward.inputs")
+    prx, prx_in = os.path.join(w, "proxy.onnx"), os.path.join(w, "proxy.inputs")
     trn = os.path.join(w, "artifacts", "training_model.onnx")
     trn_in = os.path.join(w, "train.inputs")
     have_train = os.path.exists(trn)
@@ -308,6 +346,14 @@ def cmd_compare(a):
         ("fwd_ort_tr", "onnxruntime-training", [a.ort_training_python, me, "time-ort", fwd,
                                                 fwd_in, "--threads", t, "--reps", r]),
     ]
+    variants += [
+        ("prx_zg", "zerograph", [a.bench, prx, "--input-dir", prx_in, "--reps", r]),
+        ("prx_ort", "onnxruntime", [a.ort_python, me, "time-ort", prx, prx_in, "--threads", t,
+                                    "--reps", r]),
+        ("prx_ort_noopt", "onnxruntime without graph optimizations",
+         [a.ort_python, me, "time-ort", prx, prx_in, "--threads", t, "--reps", r,
+          "--no-optimizations"]),
+    ]
     if have_train:
         variants += [
             ("trn_zg", "zerograph", [a.bench, trn, "--input-dir", trn_in, "--reps", r]),
@@ -317,15 +363,22 @@ def cmd_compare(a):
              [a.ort_training_python, me, "time-ort", trn, trn_in, "--threads", t, "--reps", r,
               "--no-optimizations"]),
         ]
-    env_threads = {"OPENBLAS_NUM_THREADS": t}
-    os.environ.update(env_threads)
-    results = {k: {"medians": [], "all": [], "error": None, "fields": None} for k, _, _ in variants}
+    os.environ["OPENBLAS_NUM_THREADS"] = t
+    # zerograph once more with OpenBLAS on its AVX-512 kernels, where the CPU has them.
+    avx512 = "avx512f" in open("/proc/cpuinfo").read().split()
+    variants = [(key, label, command, None) for key, label, command in variants]
+    if avx512:
+        variants += [(key + "_sx", label + f", OPENBLAS_CORETYPE={AVX512_CORETYPE}", command,
+                      {"OPENBLAS_CORETYPE": AVX512_CORETYPE})
+                     for key, label, command, _ in list(variants) if key.endswith("_zg")]
+    results = {k: {"medians": [], "all": [], "error": None, "fields": None}
+               for k, _, _, _ in variants}
     for round_ in range(a.rounds):
-        for key, _, command in variants:
+        for key, _, command, env in variants:
             res = results[key]
             if res["error"]:
                 continue
-            fields, error = run_variant(command)
+            fields, error = run_variant(command, env)
             if error:
                 res["error"] = error
                 continue
@@ -336,19 +389,23 @@ def cmd_compare(a):
             print(f"compare: round {round_ + 1} {key} {fields['median_ms']} ms", file=sys.stderr)
 
     def median(key):
-        res = results[key]
-        return statistics.median(res["medians"]) if res["medians"] else None
+        res = results.get(key)
+        return statistics.median(res["medians"]) if res and res["medians"] else None
 
     def cell(key):
-        res = results[key]
+        res = results.get(key)
+        if key is None or res is None:
+            return "-"
         if res["error"]:
             return "not run"
         m = res["medians"]
         return f"{statistics.median(m):.1f} ({min(m):.1f}-{max(m):.1f})"
 
-    def ratio(num, den):
+    def ratio(num, den, bold=False):
         x, y = median(num), median(den)
-        return f"**{x / y:.2f}x**" if x and y else "-"
+        if not (x and y):
+            return "-"
+        return f"**{x / y:.2f}x**" if bold else f"{x / y:.2f}x"
 
     ops = json.load(open(os.path.join(w, "ops.json")))
     ver = {}
@@ -381,34 +438,64 @@ def cmd_compare(a):
           f"{ver.get('fwd_ort_tr', '(not run)')}, the package that made the training graph and the "
           "only one with kernels for its `com.microsoft` gradient ops.")
     print()
-    print("| step | zerograph | onnxruntime | onnxruntime-training | ONNX Runtime without graph "
-          "optimizations | zerograph / onnxruntime | zerograph / onnxruntime-training |")
-    print("|---|---:|---:|---:|---:|---:|---:|")
-    print(f"| forward (`forward.onnx`) | {cell('fwd_zg')} | {cell('fwd_ort')} | "
-          f"{cell('fwd_ort_tr')} | {cell('fwd_ort_noopt')} (onnxruntime) | "
-          f"{ratio('fwd_zg', 'fwd_ort')} | {ratio('fwd_zg', 'fwd_ort_tr')} |")
-    if have_train:
-        print(f"| forward + backward (`artifacts/training_model.onnx`) | {cell('trn_zg')} | "
-              f"cannot run it: no kernels for the gradient ops | {cell('trn_ort_tr')} | "
-              f"{cell('trn_ort_tr_noopt')} (onnxruntime-training) | - | "
-              f"{ratio('trn_zg', 'trn_ort_tr')} |")
-        zg = (f"{median('trn_zg') / median('fwd_zg'):.2f}x"
-              if median("trn_zg") and median("fwd_zg") else "-")
-        tr = (f"{median('trn_ort_tr') / median('fwd_ort_tr'):.2f}x"
-              if median("trn_ort_tr") and median("fwd_ort_tr") else "-")
-        print(f"| forward + backward / forward | {zg} | - | {tr} | | | |")
-    else:
-        print("| forward + backward | not made: onnxruntime-training could not be imported "
-              "| | | | | |")
+    core = next((results[k]["fields"].get("blas_core") for k in results
+                 if k.endswith("_zg") and results[k]["fields"]), None)
+    sx = f", `OPENBLAS_CORETYPE={AVX512_CORETYPE}`"
+    rows = [  # label, forward, forward + backward, proxy
+        ("zerograph" + (f" (OpenBLAS chose its {core} kernels)" if core else ""),
+         "fwd_zg", "trn_zg", "prx_zg"),
+        ("zerograph" + sx + " (AVX-512 kernels)", "fwd_zg_sx", "trn_zg_sx", "prx_zg_sx"),
+        (f"onnxruntime {ver.get('fwd_ort', '')}", "fwd_ort", None, "prx_ort"),
+        (f"onnxruntime {ver.get('fwd_ort', '')} without graph optimizations", "fwd_ort_noopt",
+         None, "prx_ort_noopt"),
+        (f"onnxruntime-training {ver.get('fwd_ort_tr', '')}", "fwd_ort_tr", "trn_ort_tr", None),
+        (f"onnxruntime-training {ver.get('fwd_ort_tr', '')} without graph optimizations", None,
+         "trn_ort_tr_noopt", None),
+    ]
+    if not avx512:
+        rows = [r for r in rows if not r[1].endswith("_sx")]
+    print("| | forward (`forward.onnx`) | forward + backward (`artifacts/training_model.onnx`) | "
+          "forward + backward / forward | proxy forward (`proxy.onnx`) |")
+    print("|---|---:|---:|---:|---:|")
+    for label, f, t_, x in rows:
+        both = ratio(t_, f) if f and t_ else "-"
+        print(f"| {label} | {cell(f)} | {cell(t_)} | {both} | {cell(x)} |")
     print()
-    errors = [(label, key, results[key]["error"]) for key, label, _ in variants
-              if results[key]["error"]]
+    print("| ratio | forward (goal: at most 1.5x onnxruntime) | forward + backward | proxy forward |")
+    print("|---|---:|---:|---:|")
+    print(f"| zerograph / onnxruntime | {ratio('fwd_zg', 'fwd_ort', True)} | - | "
+          f"{ratio('prx_zg', 'prx_ort', True)} |")
+    print(f"| zerograph / onnxruntime-training | {ratio('fwd_zg', 'fwd_ort_tr', True)} | "
+          f"{ratio('trn_zg', 'trn_ort_tr', True)} | - |")
+    if avx512:
+        print(f"| zerograph{sx} / onnxruntime | {ratio('fwd_zg_sx', 'fwd_ort', True)} | - | "
+              f"{ratio('prx_zg_sx', 'prx_ort', True)} |")
+        print(f"| zerograph{sx} / onnxruntime-training | "
+              f"{ratio('fwd_zg_sx', 'fwd_ort_tr', True)} | "
+              f"{ratio('trn_zg_sx', 'trn_ort_tr', True)} | - |")
+    print()
+    if not have_train:
+        print("No forward + backward: onnxruntime-training could not be imported, so no training "
+              "graph was made.")
+        print()
+    print("onnxruntime (the inference package) cannot run the training graph: it has no kernels "
+          "for the gradient ops; onnxruntime-training made that graph and runs it.")
+    print()
+    print("The proxy forward is not the issue's measure: it is the forward with the ops zerograph "
+          "had no CPU kernel for when this benchmark was written swapped for ones it had "
+          "(`Gather` -> a float input, `LayerNormalization` -> `Identity`, `Softmax` and `Gelu` "
+          "-> `Relu`), keeping the same GEMMs, reshapes, transposes and adds, so that those "
+          "parts could be compared before the kernels landed.")
+    print()
+    errors = [(label, key, results[key]["error"]) for key, label, _, _ in variants
+              if results[key]["error"] and not (key.endswith("_sx") and results[key[:-3]]["error"]
+                                                == results[key]["error"])]
     for label, key, error in errors:
-        what = "forward" if key.startswith("fwd") else "forward + backward"
+        what = {"fwd": "forward", "trn": "forward + backward", "prx": "proxy"}[key[:3]]
         print(f"- Not run, {label}, {what}: `{error}`")
     if errors:
         print()
-    for name in ("forward.onnx", "training_model.onnx"):
+    for name in ("forward.onnx", "training_model.onnx", "proxy.onnx"):
         if name in ops:
             listed = ", ".join(f"{k.replace('ai.onnx.', '')} {v}" for k, v in ops[name].items())
             print(f"- Ops of `{name}` ({sum(ops[name].values())} nodes): {listed}.")
