@@ -431,7 +431,14 @@ threads, and one forward + backward step of that model to be reported next to it
   the script sets it to the thread count, and gives ONNX Runtime that many intra-op threads.
   Elementwise, normalisation and softmax kernels are single-threaded in zerograph and
   multi-threaded in ONNX Runtime, and ONNX Runtime fuses what it recognises (its default graph
-  optimizations): both belong to what is compared.
+  optimizations): both belong to what is compared. The rows without graph optimizations show
+  what its fusions are worth here.
+- BLAS: OpenBLAS 0.3.21 (Debian 12's) does not know AMD's Zen 4. On an AMD CPU with AVX-512 it
+  runs its Haswell (AVX2) GEMM kernels (perf: `sgemm_kernel_HASWELL`), where ONNX Runtime's own
+  GEMM (MLAS) uses AVX-512. `OPENBLAS_CORETYPE=SKYLAKEX`, read when the library loads, makes it
+  run its AVX-512 kernels: zerograph is timed both ways, the default being what a user gets.
+- The proxy forward (described under the table) runs today: it compares the GEMMs, reshapes,
+  transposes and adds before the missing kernels are in.
 
 EOF
   measure gpt plain bench/gpt_vs_onnxruntime.sh --build "$build"
