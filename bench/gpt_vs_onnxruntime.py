@@ -314,7 +314,10 @@ def run_variant(command, env=None):
     """Runs one process of a variant: its fields (median_ms, ...), or the error that stopped it.
     OpenBLAS is asked to say which core's kernels it chose (field blas_core)."""
     env = dict(os.environ, OPENBLAS_VERBOSE="2", **(env or {}))
-    done = subprocess.run(command, capture_output=True, text=True, env=env)
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, env=env)
+    except OSError as e:  # no such program: a virtual environment that could not be made
+        return None, f"cannot run {command[0]}: {e.strerror}"
     if done.returncode != 0:
         lines = [l for l in done.stderr.splitlines() if l.strip()]
         errors = [l for l in lines if l.startswith("error:") or "Error" in l or "error" in l]
