@@ -43,11 +43,13 @@ Softmax(axis=-1); fixed shapes (the exporter's constants for a fixed batch). Dif
 export: logits for every position (nanoGPT's generate path keeps only the last; training needs
 all), and by default separate q, k, v projections (--qkv fused: one c_attn and a Split, as nanoGPT
 writes it) and the Gelu op of opset 20 (--gelu erf: x * 0.5 * (1 + erf(x / sqrt(2))), as the
-exporter writes GELU at opset 17).
+exporter writes GELU at opset 17; ONNX Runtime Training then fuses it, and its training graph
+holds com.microsoft.Gelu and Concat for Split's gradient).
 """
 import argparse
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -78,19 +80,22 @@ def build_model(a, np, onnx, proxy=False):
         nodes.append(h.make_node(op, inputs, outputs, name=name, **attrs))
         return outputs[0] if len(outputs) == 1 else outputs
 
+    def scope_of(prefix):  # module path -> the exporter's node scope: transformer.h.0.ln_1 ->
+        return re.sub(r"/h/(\d+)", r"/h.\1", "/" + prefix.replace(".", "/"))  # /transformer/h.0/ln_1
+
     def linear(x, prefix, n_in, n_out, std=0.02):
         w = weight(prefix + ".weight", [n_in, n_out], std)
         b = init(prefix + ".bias", np.zeros([n_out], np.float32))
-        scope = "/" + prefix.replace(".", "/")
+        scope = scope_of(prefix)
         return node("Add", [node("MatMul", [x, w], scope + "/MatMul"), b], scope + "/Add")
 
     def layer_norm(x, prefix):
         if proxy:
-            return node("Identity", [x], "/" + prefix.replace(".", "/") + "/Identity")
+            return node("Identity", [x], scope_of(prefix) + "/Identity")
         w = init(prefix + ".weight", np.ones([D], np.float32))
         b = init(prefix + ".bias", np.zeros([D], np.float32))
-        return node("LayerNormalization", [x, w, b], "/" + prefix.replace(".", "/") +
-                    "/LayerNormalization", axis=-1, epsilon=1e-5)
+        return node("LayerNormalization", [x, w, b], scope_of(prefix) + "/LayerNormalization",
+                    axis=-1, epsilon=1e-5)
 
     def gelu(x, scope):
         if proxy:

@@ -14,21 +14,13 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <map>
 #include <memory>
-#include <set>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include <CLI/CLI.hpp>
 
 #include "zerograph/core/status.h"
-#include "zerograph/core/str_cat.h"
-#include "zerograph/ir/graph.h"
-#include "zerograph/ir/node.h"
-#include "zerograph/onnx/load_model.h"
-#include "zerograph/runtime/kernel_registry.h"
 #include "zerograph/tools/run_once.h"
 
 // OpenBLAS's, when the BLAS zerograph links is OpenBLAS (weak: another BLAS leaves it null).
@@ -52,44 +44,10 @@ double Quantile(std::vector<double> values, double q) {
   return values[below] + (position - static_cast<double>(below)) * (values[above] - values[below]);
 }
 
-// The model's ops that have no CPU kernel for any dtype, with their node counts ("Gather x2"),
-// so that a run that cannot plan names all of them, not only the first the executor meets.
-StatusOr<std::string> OpsWithoutKernels(const std::string& model) {
-  ZG_ASSIGN_OR_RETURN(std::unique_ptr<Graph> graph, LoadModel(model));
-  KernelRegistry registry;
-  ZG_RETURN_IF_ERROR(RegisterCpuKernels(registry));
-  std::set<std::pair<std::string, std::string>> have;
-  for (const KernelKey& key : registry.Keys()) {
-    if (key.device == DeviceType::kCpu) have.emplace(key.domain, key.op_type);
-  }
-  std::map<std::string, int> missing;
-  for (const Node* node : graph->nodes()) {
-    const std::string domain = node->domain() == "ai.onnx" ? "" : std::string(node->domain());
-    if (have.count({domain, std::string(node->op_type())}) == 0) {
-      ++missing[domain.empty() ? std::string(node->op_type())
-                               : StrCat(domain, ".", node->op_type())];
-    }
-  }
-  std::string listed;
-  for (const auto& [op, count] : missing) {
-    listed += StrCat(listed.empty() ? "" : ", ", op, " x", count);
-  }
-  return listed;
-}
-
 Status Bench(const Options& options) {
   const auto load_start = std::chrono::steady_clock::now();
-  StatusOr<std::unique_ptr<PreparedRun>> prepared =
-      PreparedRun::Prepare(options.model, options.input_dir);
-  if (!prepared.ok()) {
-    StatusOr<std::string> missing = OpsWithoutKernels(options.model);
-    if (missing.ok() && !missing->empty()) {
-      return std::move(prepared).status().WithContext(
-          StrCat("ops without a CPU kernel: ", *missing));
-    }
-    return std::move(prepared).status();
-  }
-  std::unique_ptr<PreparedRun> run = std::move(prepared).value();
+  ZG_ASSIGN_OR_RETURN(std::unique_ptr<PreparedRun> run,
+                      PreparedRun::Prepare(options.model, options.input_dir));
   const double prepare_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - load_start)
           .count();
