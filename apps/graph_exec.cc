@@ -342,7 +342,7 @@ Status Train(const GraphExecOptions& options) {
     // rate are pure functions of the step.
     ZG_ASSIGN_OR_RETURN(resumed_from, ResolveCheckpointDir(options.load_dir));
     ZG_ASSIGN_OR_RETURN(CheckpointManifest manifest,
-                        LoadCheckpoint(state, resumed_from, options.graph));
+                        LoadCheckpoint(state, resumed_from, options.graph, data.rows_per_rank()));
     first_step = manifest.next_step;
     if (!manifest.lr_schedule.empty() && manifest.lr_schedule != schedule.ToString()) {
       ZG_RETURN_IF_NOT(options.lr_schedule_given, "checkpoint '", resumed_from,
@@ -352,10 +352,6 @@ Status Train(const GraphExecOptions& options) {
                        "explicitly to change it");
       previous_schedule = manifest.lr_schedule;
     }
-    ZG_RETURN_IF_NOT(manifest.global_batch == 0 || manifest.global_batch == data.global_batch(),
-                     "checkpoint '", resumed_from, "' was trained with a global batch of ",
-                     manifest.global_batch, ", this run takes ", data.global_batch(),
-                     ": the data position would not continue");
     return Status::Ok();
   }();
   ZG_RETURN_IF_ERROR(AgreeOnSetup(setup, *comm, *device));
