@@ -6,10 +6,12 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <functional>
 #include <iostream>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -71,6 +73,15 @@ inline CLI::Validator NonNegative() {
       "NUMBER>=0");
 }
 
+// This process's rank as an MPI launcher (mpirun, srun) told it in the environment, before MPI
+// starts; 0 when not launched by one.
+inline int LauncherRank() {
+  for (const char* name : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"}) {
+    if (const char* value = std::getenv(name)) return std::atoi(value);
+  }
+  return 0;
+}
+
 // Sets what every program shares: `--version` printing "<prog> <version>", and errors printed as
 // "error: <message>" followed by a pointer to --help.
 inline void SetUpCommon(CLI::App& app) {
@@ -105,7 +116,11 @@ inline std::optional<int> ParseCommandLine(CLI::App& app, int argc, char** argv)
     app.parse(argc, argv);
     return std::nullopt;
   } catch (const CLI::ParseError& e) {
-    if (app.exit(e) == 0) return kExitOk;  // app.exit prints the help, the version or the error
+    // Under mpirun every rank parses the same command line: rank 0 alone says what is wrong.
+    std::ostringstream quiet;
+    const bool other_rank = LauncherRank() > 0;
+    const int code = other_rank ? app.exit(e, quiet, quiet) : app.exit(e);
+    if (code == 0) return kExitOk;  // app.exit prints the help, the version or the error
     return dynamic_cast<const CLI::ValidationError*>(&e) != nullptr ? kExitBadInput : kExitUsage;
   }
 }
@@ -119,7 +134,8 @@ inline int RunAndExit(const std::function<Status()>& run) {
   } catch (const std::exception& e) {
     status = InternalError(StrCat("uncaught exception: ", e.what()));
   }
-  if (!status.ok()) {
+  // An error without a message was printed by another rank of the same job (graph-exec).
+  if (!status.ok() && !status.message().empty()) {
     // One write, so that the messages of several ranks sharing a terminal do not interleave.
     const std::string line = StrCat("error: ", status.message(), "\n");
     std::fwrite(line.data(), 1, line.size(), stderr);

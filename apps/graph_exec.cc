@@ -170,29 +170,37 @@ void SetUpGraphExec(CLI::App& app, GraphExecOptions& options) {
 
 // Every rank reports whether its setup worked before anything collective runs, so a rank that
 // failed (a missing file, a graph made for another rank count) makes all ranks stop with the same
-// exit code instead of leaving the others waiting in a collective.
+// exit code instead of leaving the others waiting in a collective. Only the lowest failing rank
+// prints its error (usually every rank has the same one), naming the others that failed; the rest
+// exit silently with the exit code of the failure.
 Status AgreeOnSetup(const Status& setup, runtime::Communicator& comm, runtime::Device& device) {
   if (comm.size() == 1) return setup;
+  const size_t nranks = static_cast<size_t>(comm.size());
   ZG_ASSIGN_OR_RETURN(std::unique_ptr<runtime::Stream> stream, device.CreateStream("setup"));
-  ZG_ASSIGN_OR_RETURN(runtime::DeviceTensor failures,
-                      runtime::DeviceTensor::Allocate(device, DataType::kInt64, {2}));
-  const int64_t mine[2] = {setup.ExitCode() == kExitBadInput ? 1 : 0,
-                           !setup.ok() && setup.ExitCode() != kExitBadInput ? 1 : 0};
-  ZG_RETURN_IF_ERROR(device.CopyFromHost(std::as_bytes(std::span<const int64_t>(mine)), failures));
-  ZG_RETURN_IF_ERROR(comm.AllReduce(failures, failures, runtime::ReduceOp::kSum, *stream));
+  ZG_ASSIGN_OR_RETURN(
+      runtime::DeviceTensor codes,
+      runtime::DeviceTensor::Allocate(device, DataType::kInt64, {static_cast<int64_t>(nranks)}));
+  // Each rank's exit code at its own index, summed: every rank learns every rank's code.
+  std::vector<int64_t> all(nranks, 0);
+  all[static_cast<size_t>(comm.rank())] = setup.ExitCode();
+  ZG_RETURN_IF_ERROR(device.CopyFromHost(std::as_bytes(std::span<const int64_t>(all)), codes));
+  ZG_RETURN_IF_ERROR(comm.AllReduce(codes, codes, runtime::ReduceOp::kSum, *stream));
   ZG_RETURN_IF_ERROR(stream->Synchronize());
-  int64_t all[2] = {0, 0};
-  ZG_RETURN_IF_ERROR(device.CopyToHost(failures, std::as_writable_bytes(std::span<int64_t>(all))));
-  if (!setup.ok()) return setup;
-  if (all[0] > 0) {
-    return InvalidArgumentError(StrCat("rank ", comm.rank(), " stops: ", all[0],
-                                       " other rank(s) rejected their input (see their message)"));
+  ZG_RETURN_IF_ERROR(device.CopyToHost(codes, std::as_writable_bytes(std::span<int64_t>(all))));
+  std::vector<size_t> failed;
+  for (size_t r = 0; r < nranks; ++r) {
+    if (all[r] != kExitOk) failed.push_back(r);
   }
-  if (all[1] > 0) {
-    return UnavailableError(StrCat("rank ", comm.rank(), " stops: ", all[1],
-                                   " other rank(s) failed to set up (see their message)"));
+  if (failed.empty()) return Status::Ok();
+  const size_t lowest = failed.front();
+  const bool bad_input = all[lowest] == kExitBadInput;
+  if (static_cast<size_t>(comm.rank()) != lowest) {
+    return bad_input ? InvalidArgumentError("") : UnavailableError("");  // printed by `lowest`
   }
-  return Status::Ok();
+  if (failed.size() == nranks) return setup;  // every rank failed: one message stands for all
+  return Status(setup.code(),
+                StrCat("rank ", lowest, ": ", setup.message(), " (failed on rank",
+                       failed.size() > 1 ? "s " : " ", StrJoin(failed, ", "), " of ", nranks, ")"));
 }
 
 StatusOr<LrSchedule> MakeSchedule(const GraphExecOptions& options) {

@@ -32,10 +32,12 @@ def main():
     convert = os.path.join(apps, "checkpoint-convert")
     with tempfile.TemporaryDirectory() as tmp:
         graphs = {}
-        for model, n in (("mlp_demo", 2), ("mlp_demo", 3), ("mlp_demo_sgd", 2)):
+        # ("mlp_demo", "2x2"): 2 ranks, the same global batch, another layout (two buckets).
+        for model, n, extra in (("mlp_demo", 2, []), ("mlp_demo", 3, []), ("mlp_demo_sgd", 2, []),
+                                ("mlp_demo", "2x2", ["--comm-buffer-mb", "0.0001"])):
             graphs[model, n] = os.path.join(tmp, f"{model}.{n}.onnx")
             run([os.path.join(apps, "rewrite-graph"), os.path.join(source, "models", f"{model}.onnx"),
-                 "-o", graphs[model, n], "--nranks", str(n)])
+                 "-o", graphs[model, n], "--nranks", str(n)[0], *extra])
         good = os.path.join(tmp, "good")
         run([mpiexec, "-np", "2", *preflags, exec_, graphs["mlp_demo", 2], "--data", data,
              "--steps", "2", "--save", good])
@@ -137,9 +139,13 @@ def main():
              convert_pattern=r"^error: .*rank-0000[01]-of-00002.safetensors' (has \d+ bytes, the "
                              r"manifest says|fails its checksum|does not hold)")
         case("another_layout", lambda c: None,
-             r"^error: unbalanced checkpoint .* saved on 2 ranks, the graph is rewritten for 3.*"
-             r"checkpoint-convert .* --to unbalanced --nranks 3 --graph", graph=("mlp_demo", 3),
-             nranks=3)
+             r"^error: unbalanced checkpoint .* loads only on the layout it was saved with, and it "
+             r"has 1 buckets, the graph 2.*checkpoint-convert .* --to unbalanced --nranks 2 --graph",
+             graph=("mlp_demo", "2x2"))
+        case("another_global_batch", lambda c: None,
+             r"^error: checkpoint .* was trained with a global batch of 8, this run takes 12 "
+             r"\(3 rank\(s\) x 4 rows\).*8 rows do not split evenly over 3 ranks",
+             graph=("mlp_demo", 3), nranks=3)
         run([convert, good, os.path.join(tmp, "sgd.out"), "--to", "unbalanced", "--graph",
              graphs["mlp_demo_sgd", 2]], 2, r"^error: --graph trains another model")
         assert not [f for f in os.listdir(tmp) if f.startswith("sgd.out")]
