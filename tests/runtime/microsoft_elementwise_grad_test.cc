@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -158,6 +159,30 @@ TEST(MicrosoftGradTest, DivGradReducesOverBroadcastAxes) {
     ASSERT_EQ(only_a.size(), 1u) << what;
     EXPECT_EQ(Values(only_a[0]), Values(grads[0])) << what;
   }
+}
+
+// An omitted dA (a null output, as the executor passes for an output named "") is skipped: dB
+// alone, the same as with both.
+TEST(MicrosoftGradTest, DivGradSkipsAnOmittedLeadingOutput) {
+  KernelRunner runner;
+  const DeviceTensor dy = runner.Random(kF64, {2, 3}, 94);
+  const DeviceTensor a = runner.Random(kF64, {2, 3}, 95);
+  const DeviceTensor b = runner.Random(kF64, {3}, 96, 0.5, 2);
+  const std::vector<DeviceTensor> both = RunOk(runner, kMicrosoftDomain, "DivGrad", {dy, a, b}, 2);
+  ASSERT_EQ(both.size(), 2u);
+  Node* node = runner.MakeNode(kMicrosoftDomain, "DivGrad", {dy, a, b}, 2);
+  const std::vector<DataType> dtypes(3, kF64);
+  StatusOr<std::unique_ptr<OpKernel>> kernel =
+      runner.registry().CreateKernel(*node, DeviceType::kCpu, dtypes);
+  ASSERT_TRUE(kernel.ok()) << kernel.status().ToString();
+  StatusOr<DeviceTensor> db = DeviceTensor::Allocate(runner.device(), kF64, {3});
+  StatusOr<std::unique_ptr<Stream>> stream = runner.device().CreateStream("test");
+  ASSERT_TRUE(db.ok() && stream.ok());
+  const std::vector<const DeviceTensor*> inputs = {&dy, &a, &b};
+  const std::vector<DeviceTensor*> outputs = {nullptr, &*db};
+  const Status status = (*kernel)->Compute(KernelContext{inputs, outputs, stream->get(), nullptr});
+  ASSERT_TRUE(status.ok()) << status.ToString();
+  EXPECT_EQ(Values(*db), Values(both[1]));
 }
 
 // Scale multiplies by its scalar input, or divides with scale_down; a zero scale is refused.
