@@ -35,7 +35,7 @@ using AllNumericDtypes =
     DtypeList<DataType::kFloat32, DataType::kFloat64, DataType::kFloat16, DataType::kBFloat16,
               DataType::kInt8, DataType::kInt16, DataType::kInt32, DataType::kInt64,
               DataType::kUint8, DataType::kUint16, DataType::kUint32, DataType::kUint64>;
-// The signed ones (Neg, Relu, Sign's users).
+// The signed ones (Neg, Relu).
 using SignedNumericDtypes =
     DtypeList<DataType::kFloat32, DataType::kFloat64, DataType::kFloat16, DataType::kBFloat16,
               DataType::kInt8, DataType::kInt16, DataType::kInt32, DataType::kInt64>;
