@@ -164,12 +164,96 @@ struct Case {
 std::vector<Case> CasesFor(const KernelKey& key, Inputs& in) {
   const std::string& op = key.op_type;
   const DataType d = key.dtype;
-  if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div" || op == "Greater") {
-    const double lo = op == "Div" ? 0.5 : -100, hi = op == "Div" ? 2 : 100;
-    return {
-        Case{"[4099] (+) [4099]", {in.Random(d, {4099}, -100, 100), in.Random(d, {4099}, lo, hi)}},
-        Case{"[4,1,33] (+) [3,33]",
-             {in.Random(d, {4, 1, 33}, -100, 100), in.Random(d, {3, 33}, lo, hi)}}};
+  // The unsigned dtypes take no negative values.
+  const bool is_unsigned = d == DataType::kUint8 || d == DataType::kUint16 ||
+                           d == DataType::kUint32 || d == DataType::kUint64;
+  const double low = is_unsigned ? 0 : -100;
+  if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div" || op == "Greater" || op == "Less" ||
+      op == "LessOrEqual" || op == "GreaterOrEqual" || op == "Equal" || op == "And" || op == "Or" ||
+      op == "Mod") {
+    const bool divides = op == "Div" || op == "Mod";
+    const double top = d == DataType::kBool ? 2 : 100;
+    const double lo = divides ? (IsFloat(d) ? 0.5 : 1) : d == DataType::kBool ? 0 : low;
+    const double hi = divides ? (IsFloat(d) ? 2 : 50) : top;
+    const std::vector<Attr> attrs =
+        op == "Mod" && IsFloat(d) ? std::vector<Attr>{Attr("fmod", 1)} : std::vector<Attr>{};
+    const double a_lo = d == DataType::kBool ? 0 : low;
+    return {Case{"[4099] (+) [4099]",
+                 {in.Random(d, {4099}, a_lo, top), in.Random(d, {4099}, lo, hi)},
+                 1,
+                 attrs},
+            Case{"[4,1,33] (+) [3,33]",
+                 {in.Random(d, {4, 1, 33}, a_lo, top), in.Random(d, {3, 33}, lo, hi)},
+                 1,
+                 attrs}};
+  }
+  if (op == "Max" || op == "Min" || op == "Sum" || op == "Mean") {
+    return {Case{"[4099]", {in.Random(d, {4099}, low, 100)}},
+            Case{"[4,1,33] (+) [3,33] (+) [33]",
+                 {in.Random(d, {4, 1, 33}, low, 100), in.Random(d, {3, 33}, low, 100),
+                  in.Random(d, {33}, low, 100)}}};
+  }
+  if (op == "Where") {
+    const double top = d == DataType::kBool ? 2 : 100;
+    return {Case{"[4,1,33] ? [3,33] : [33]",
+                 {in.Random(DataType::kBool, {4, 1, 33}, 0, 2), in.Random(d, {3, 33}, 0, top),
+                  in.Random(d, {33}, 0, top)}}};
+  }
+  if (op == "Pow") {
+    const bool whole = !IsFloat(d);
+    return {Case{"[4099] ^ [4099]",
+                 {in.Random(d, {4099}, whole ? 0 : 0.5, whole ? 6 : 2),
+                  in.Random(d, {4099}, whole ? 0 : -3, 4)}},
+            Case{"[4,1,33] ^ [3,33]",
+                 {in.Random(d, {4, 1, 33}, whole ? 0 : 0.5, whole ? 6 : 2),
+                  in.Random(d, {3, 33}, whole ? 0 : -3, 4)}}};
+  }
+  if (op == "Clip") {
+    return {Case{"[4099] min max",
+                 {in.Random(d, {4099}, low, 100), in.Scalar(d, 10), in.Scalar(d, 60)}},
+            Case{"[4099] min only", {in.Random(d, {4099}, low, 100), in.Scalar(d, 10)}}};
+  }
+  if (op == "LeakyRelu")
+    return {Case{"[4099] alpha 0.1", {in.Random(d, {4099}, -10, 10)}, 1, {Attr("alpha", 0.1)}}};
+  if (op == "Gelu") {
+    // Not far below 0, where 1 + erf(x/√2) cancels.
+    return {Case{"[4099]", {in.Random(d, {4099}, -1, 5)}},
+            Case{"[4099] tanh", {in.Random(d, {4099}, -1, 5)}, 1, {Attr("approximate", "tanh")}}};
+  }
+  if (op == "Abs" || op == "Sign" || op == "Floor" || op == "Ceil" || op == "Exp" || op == "Erf" ||
+      op == "Tanh" || op == "Sigmoid") {
+    return {Case{"[4099]", {in.Random(d, {4099}, IsFloat(d) ? -5 : low, IsFloat(d) ? 5 : 100)}}};
+  }
+  if (op == "Log" || op == "Reciprocal") return {Case{"[4099]", {in.Random(d, {4099}, 0.1, 100)}}};
+  if (op == "Not") return {Case{"[4099]", {in.Random(d, {4099}, 0, 2)}}};
+  // Inputs away from where a result cancels to near zero (Gelu' at x = -0.75, 1 - Y² at |Y| = 1),
+  // where one ulp of a libm difference would be a large relative error.
+  if (op == "SigmoidGrad" || op == "TanhGrad") {
+    return {Case{"[4099], [4099]", {in.Random(d, {4099}), in.Random(d, {4099}, -0.9, 0.9)}}};
+  }
+  if (op == "GeluGrad" || op == "FastGeluGrad" ||
+      (op == "ReluGrad" && key.domain == "com.microsoft")) {
+    return {Case{"[4099], [4099]", {in.Random(d, {4099}), in.Random(d, {4099}, -0.5, 3)}}};
+  }
+  if (op == "BiasGeluGrad_dX") {
+    return {Case{
+        "[33,129], [33,129], [129]",
+        {in.Random(d, {33, 129}), in.Random(d, {33, 129}, 0.5, 3), in.Random(d, {129}, -1, 0)}}};
+  }
+  if (op == "DivGrad") {
+    return {Case{"[4,3,33] / [3,1]",
+                 {in.Random(d, {4, 3, 33}), in.Random(d, {4, 3, 33}), in.Random(d, {3, 1}, 0.5, 2)},
+                 2},
+            Case{"[33] / [4,3,33]",
+                 {in.Random(d, {4, 3, 33}), in.Random(d, {33}), in.Random(d, {4, 3, 33}, 0.5, 2)},
+                 2}};
+  }
+  if (op == "Scale") {
+    return {Case{"[4099] x 3", {in.Random(d, {4099}), in.Scalar(DataType::kFloat32, 3)}},
+            Case{"[4099] / 4 (int64)",
+                 {in.Random(d, {4099}), in.Scalar(DataType::kInt64, 4)},
+                 1,
+                 {Attr("scale_down", int64_t{1})}}};
   }
   if (op == "ReluGrad")
     return {Case{"[4099], [4099]", {in.Random(d, {4099}), in.Random(d, {4099})}}};

@@ -93,11 +93,18 @@ Status MissingAttribute(const Node& node, std::string_view name) {
       StrCat(Label(node), ": attribute '", name, "' is required and has no default"));
 }
 
+// The default of the newest version of the node's op that declares the attribute: an attribute
+// a later version dropped (Clip-6's min, which Clip-11 takes as an input) keeps its default.
 template <typename T>
 const T* DefaultOf(const Node& node, std::string_view name) {
-  const OpContract* contract = FindContract(node, std::nullopt);
-  const OpAttribute* attribute = contract ? contract->FindAttribute(name) : nullptr;
-  return attribute ? std::get_if<T>(&attribute->default_value) : nullptr;
+  const OpVersions* versions = node.op_versions();
+  if (versions == nullptr) return nullptr;
+  for (auto contract = versions->rbegin(); contract != versions->rend(); ++contract) {
+    if (const OpAttribute* attribute = contract->FindAttribute(name)) {
+      return std::get_if<T>(&attribute->default_value);
+    }
+  }
+  return nullptr;
 }
 
 Status WrongType(const Node& node, std::string_view name, std::string_view expected) {
@@ -178,6 +185,7 @@ const OpContracts& OpContracts::Get() {
     if (status.ok()) status = contracts::AddTrainingContracts(*built);
     if (status.ok()) status = contracts::AddZerographContracts(*built);
     if (status.ok()) status = contracts::AddReductionContracts(*built);
+    if (status.ok()) status = contracts::AddMicrosoftElementwiseContracts(*built);
     // The lists are ours: a malformed one is a bug every test finds at once.
     ZG_CHECK(status.ok(), status.ToString());
     return built;

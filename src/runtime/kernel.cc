@@ -58,7 +58,13 @@ Status OpKernel::Compute(const KernelContext& ctx) const {
     ZG_RET_CHECK(!t->empty() && t->is_contiguous() && placed, Describe(), ": input ", i, " ",
                  t->ToString(), " is empty, strided or in the wrong memory");
   }
-  for (const DeviceTensor* t : ctx.outputs) {
+  for (size_t i = 0; i < ctx.outputs.size(); ++i) {
+    const DeviceTensor* t = ctx.outputs[i];
+    // An omitted optional output (DivGrad's dA or dB) is null: the kernel skips it.
+    if (t == nullptr && contract_ != nullptr && i < contract_->outputs.size() &&
+        contract_->outputs[i].arity == OpFormal::Arity::kOptional) {
+      continue;
+    }
     ZG_RET_CHECK(t != nullptr && !t->empty() && t->is_contiguous() && t->device().type() == device_,
                  Describe(), ": an output is missing, strided or on another device");
   }

@@ -22,6 +22,13 @@ std::string SchemaDomain(std::string_view domain) {
   return domain.empty() ? std::string(ONNX_NAMESPACE::ONNX_DOMAIN) : std::string(domain);
 }
 
+// The newest opset version this libonnx knows of `domain`.
+int NewestOpset(std::string_view domain) {
+  const auto& ranges = ONNX_NAMESPACE::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
+  const auto range = ranges.find(SchemaDomain(domain));
+  return range == ranges.end() ? 0 : range->second.second;
+}
+
 // The last opset version `contract` covers: the next version of its op starts after it.
 int LastVersion(const OpContract& contract) {
   int last = INT_MAX;
@@ -104,7 +111,12 @@ TEST(OnnxSchemaAgreementTest, StandardContractsMatchOnnxSchemas) {
     if (!contract->domain.empty() && contract->domain != kTrainingDomain) continue;
     const ONNX_NAMESPACE::OpSchema* schema = ONNX_NAMESPACE::OpSchemaRegistry::Schema(
         std::string(contract->name), LastVersion(*contract), SchemaDomain(contract->domain));
-    ASSERT_NE(schema, nullptr) << contract->ToString() << " has no ONNX schema";
+    if (schema == nullptr) {
+      // Only an op newer than this libonnx's opsets (Gelu-20 with ONNX 1.12) may be unknown.
+      EXPECT_GT(contract->since_version, NewestOpset(contract->domain))
+          << contract->ToString() << " has no ONNX schema";
+      continue;
+    }
     if (schema->SinceVersion() < contract->since_version) {
       // This libonnx predates the version (ReduceMean-18 with ONNX 1.12): nothing to compare.
       continue;

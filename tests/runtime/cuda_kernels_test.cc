@@ -198,6 +198,54 @@ TEST_F(CudaKernelsTest, ElementwiseOpsMatchCpu) {
   }
 }
 
+// The element-wise family: the ops built from +, -, ·, / and comparisons agree exactly (same
+// steps in the same order); those calling libm (exp, erf, tanh, pow) within two units of
+// roundoff, where CUDA's and glibc's last bits differ.
+TEST_F(CudaKernelsTest, ElementwiseFamilyMatchesCpu) {
+  for (DataType dtype : kFloatDtypes) {
+    const double libm = dtype == DataType::kFloat32 ? 1e-6 : 2 * UnitRoundoff(dtype);
+    const DeviceTensor a = cpu_.Random(dtype, {4, 33}, 11, -3, 3);
+    const DeviceTensor b = cpu_.Random(dtype, {4, 33}, 12, 0.5, 2);
+    const DeviceTensor row = cpu_.Random(dtype, {33}, 13, 0.5, 2);
+    const DeviceTensor column = cpu_.Random(dtype, {4, 1}, 14, -1, 1);
+    const DeviceTensor safe = cpu_.Random(dtype, {4, 33}, 15, -0.5, 3);  // no cancellation
+    for (const char* op : {"Abs", "Floor", "Ceil", "Sign", "Reciprocal"}) {
+      ExpectSame("", op, {a}, 1, {}, 0);
+    }
+    for (const char* op : {"Exp", "Erf", "Tanh", "Sigmoid"}) ExpectSame("", op, {a}, 1, {}, libm);
+    ExpectSame("", "Log", {b}, 1, {}, libm);
+    ExpectSame("", "Gelu", {safe}, 1, {}, libm);
+    ExpectSame("", "Gelu", {safe}, 1, {Attr("approximate", "tanh")}, libm);
+    ExpectSame("", "LeakyRelu", {a}, 1, {Attr("alpha", 0.25)}, 0);
+    ExpectSame("", "Clip", {a, cpu_.MakeTensor(dtype, {}, {-1}), cpu_.MakeTensor(dtype, {}, {2})},
+               1, {}, 0);
+    ExpectSame("", "Pow", {b, row}, 1, {}, libm);
+    ExpectSame("", "Mod", {a, row}, 1, {Attr("fmod", 1)}, 0);
+    for (const char* op : {"Max", "Min", "Sum", "Mean"}) {
+      ExpectSame("", op, {a, row, column}, 1, {}, 0);
+    }
+    const DeviceTensor condition = cpu_.Random(DataType::kBool, {4, 1}, 16, 0, 2);
+    ExpectSame("", "Where", {condition, a, row}, 1, {}, 0);
+    for (const char* op : {"Equal", "Less", "LessOrEqual", "GreaterOrEqual"}) {
+      ExpectSame("", op, {a, column}, 1, {}, 0);
+    }
+    // TanhGrad's 1 - Y² may fuse into one FMA on the GPU: a last-bit difference.
+    const DeviceTensor y = cpu_.Random(dtype, {4, 33}, 18, -0.9, 0.9);
+    ExpectSame(kMicrosoftDomain, "ReluGrad", {a, y}, 1, {}, 0);
+    ExpectSame(kMicrosoftDomain, "SigmoidGrad", {a, y}, 1, {}, 0);
+    ExpectSame(kMicrosoftDomain, "TanhGrad", {a, y}, 1, {}, libm);
+    for (const char* op : {"GeluGrad", "FastGeluGrad"}) {
+      ExpectSame(kMicrosoftDomain, op, {a, safe}, 1, {}, libm);
+    }
+    ExpectSame(kMicrosoftDomain, "BiasGeluGrad_dX", {a, safe, cpu_.Random(dtype, {33}, 17, 0, 1)},
+               1, {}, libm);
+    ExpectSame(kMicrosoftDomain, "DivGrad", {a, a, row}, 2, {}, 0);
+    ExpectSame(kMicrosoftDomain, "DivGrad", {a, column, b}, 2, {}, 0);
+    ExpectSame(kMicrosoftDomain, "Scale", {a, cpu_.MakeTensor(DataType::kInt64, {1}, {4})}, 1,
+               {Attr("scale_down", int64_t{1})}, 0);
+  }
+}
+
 // Reductions accumulate in double on both devices, in different orders: at most one unit in the
 // last place apart after the final rounding.
 TEST_F(CudaKernelsTest, ReductionsMatchCpu) {

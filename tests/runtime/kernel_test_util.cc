@@ -91,7 +91,7 @@ StatusOr<std::vector<OutputInfo>> KernelRunner::Infer(const Node& node,
   }
   ZG_ASSIGN_OR_RETURN(
       std::unique_ptr<OpKernel> kernel,
-      registry_.CreateKernel(node, DeviceType::kCpu, dtypes, rank_, nranks_, opset_));
+      registry_.CreateKernel(node, DeviceType::kCpu, dtypes, rank_, nranks_, opset_version_));
   std::vector<const TensorSpec*> spec_ptrs;
   std::vector<HostValue> host_values(inputs.size());
   std::vector<const HostValue*> values;
@@ -114,7 +114,7 @@ StatusOr<std::vector<DeviceTensor>> KernelRunner::Run(const Node& node,
   }
   ZG_ASSIGN_OR_RETURN(
       std::unique_ptr<OpKernel> kernel,
-      registry_.CreateKernel(node, DeviceType::kCpu, dtypes, rank_, nranks_, opset_));
+      registry_.CreateKernel(node, DeviceType::kCpu, dtypes, rank_, nranks_, opset_version_));
   std::vector<const TensorSpec*> spec_ptrs;
   std::vector<const DeviceTensor*> input_ptrs;
   std::vector<HostValue> host_values(inputs.size());

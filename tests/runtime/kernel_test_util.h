@@ -37,8 +37,11 @@ class KernelRunner {
     nranks_ = nranks;
   }
   void set_communicator(Communicator* comm) { comm_ = comm; }
-  // The opset version whose contracts the nodes run with (default: each op's newest).
-  void set_opset(std::optional<int64_t> version) { opset_ = version; }
+  // The default domain's opset version of the nodes and their kernels' contracts.
+  void set_opset_version(int64_t version) {
+    graph_.SetOpsetVersion("", version);
+    opset_version_ = version;
+  }
 
   // A node `op` in `domain` whose inputs have the types of `inputs` (an empty tensor is an
   // omitted optional input) and `num_outputs` outputs.
@@ -75,7 +78,7 @@ class KernelRunner {
   int rank_ = 0;
   int nranks_ = 1;
   Communicator* comm_ = nullptr;
-  std::optional<int64_t> opset_;
+  std::optional<int64_t> opset_version_;
 };
 
 // The elements of a tensor as doubles, whatever its dtype.

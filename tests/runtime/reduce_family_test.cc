@@ -134,7 +134,7 @@ TEST_P(ReduceFamilyTest, MatchesReference) {
     if (IsInteger(dtype) && !op.on_integers) continue;
     for (int64_t opset : {13, 18}) {
       KernelRunner runner;
-      runner.set_opset(opset);
+      runner.set_opset_version(opset);
       for (const ReduceCase& c : kCases) {
         // Positive values keep the logs defined; integers small enough that products fit.
         DeviceTensor x = IsInteger(dtype) ? runner.Random(dtype, c.shape, seed++, 1, 3)
@@ -187,7 +187,7 @@ TEST(ReduceFamilyOptionsTest, LogSumExpIsStable) {
 // reduced axis of size 1 still applies the op (ReduceSumSquare squares).
 TEST(ReduceFamilyOptionsTest, EmptyAxesAndSizeOneAxis) {
   KernelRunner runner;
-  runner.set_opset(18);
+  runner.set_opset_version(18);
   DeviceTensor x = runner.MakeTensor(DataType::kFloat32, {2, 1}, {-2, 3});
   DeviceTensor none = runner.MakeTensor(DataType::kInt64, {0}, {});
   StatusOr<std::vector<DeviceTensor>> out =

@@ -61,7 +61,7 @@ TEST_P(SoftmaxTest, MatchesReference) {
   uint32_t seed = 90;
   for (const SoftmaxCase& c : kCases) {
     KernelRunner runner;
-    runner.set_opset(c.opset);
+    runner.set_opset_version(c.opset);
     DeviceTensor x = runner.Random(dtype, {2, 3, 4}, seed++, -5, 5);
     for (const char* op : {"Softmax", "LogSoftmax"}) {
       const std::string what =
@@ -85,7 +85,7 @@ INSTANTIATE_TEST_SUITE_P(Dtypes, SoftmaxTest,
 TEST(SoftmaxOptionsTest, DefaultAxisFollowsOpset) {
   for (int64_t opset : {11, 13}) {
     KernelRunner runner;
-    runner.set_opset(opset);
+    runner.set_opset_version(opset);
     DeviceTensor x = runner.Random(DataType::kFloat64, {2, 3, 4}, 7, -3, 3);
     StatusOr<std::vector<DeviceTensor>> out = runner.Run("", "Softmax", {x}, 1);
     ASSERT_TRUE(out.ok()) << out.status().ToString();

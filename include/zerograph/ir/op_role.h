@@ -32,6 +32,8 @@ inline constexpr std::string_view kCommStream = "auto_parallel_sharding";
 // Our own operator domain.
 inline constexpr std::string_view kZerographDomain = "org.zerograph";
 inline constexpr std::string_view kTrainingDomain = "ai.onnx.preview.training";
+// ONNX Runtime's ops (its training graphs' gradients).
+inline constexpr std::string_view kMicrosoftDomain = "com.microsoft";
 
 std::string_view OpRoleName(OpRole role);
 

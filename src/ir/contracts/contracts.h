@@ -34,6 +34,13 @@ inline constexpr DataType kAllTypes[] = {kFloat32, kFloat16, kBFloat16, kFloat64
                                          kInt32,   kInt8,    kUint8,    kBool,    kInt16,
                                          kUint16,  kUint32,  kUint64};
 inline constexpr DataType kBoolType[] = {kBool};
+// Equal: the numbers and bool.
+inline constexpr DataType kEqualityTypes[] = {kUint8,   kUint16,   kUint32, kUint64,  kInt8,
+                                              kInt16,   kInt32,    kInt64,  kFloat16, kFloat32,
+                                              kFloat64, kBFloat16, kBool};
+// Pow's base.
+inline constexpr DataType kPowBaseTypes[] = {kInt32,   kInt64,   kFloat16,
+                                             kFloat32, kFloat64, kBFloat16};
 inline constexpr DataType kInt64Type[] = {kInt64};
 inline constexpr DataType kFloat32Type[] = {kFloat32};
 inline constexpr DataType kIndexTypes[] = {kInt32, kInt64};
@@ -43,6 +50,7 @@ Status AddTrainingContracts(OpContracts& contracts);
 Status AddZerographContracts(OpContracts& contracts);
 // Reductions, ArgMax/ArgMin, softmax and normalization (reduction_contracts.cc).
 Status AddReductionContracts(OpContracts& contracts);
+Status AddMicrosoftElementwiseContracts(OpContracts& contracts);
 
 }  // namespace zerograph::contracts
 

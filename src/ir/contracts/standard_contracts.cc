@@ -4,6 +4,10 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <limits>
+#include <string>
+
+#include "ir/contracts/broadcast_shape_functions.h"
 #include "ir/contracts/contracts.h"
 #include "ir/contracts/shape_functions.h"
 
@@ -17,10 +21,11 @@ struct ElementwiseOp {
   std::span<const DataType> types;
 };
 constexpr ElementwiseOp kUnaryOps[] = {
-    {"Relu", 6, kSignedTypes},
-    {"Neg", 6, kSignedTypes},
-    {"Sqrt", 6, kFloatTypes},
-    {"Sin", 7, kIeeeFloatTypes},
+    {"Relu", 6, kSignedTypes},   {"Neg", 6, kSignedTypes},       {"Sqrt", 6, kFloatTypes},
+    {"Sin", 7, kIeeeFloatTypes}, {"Abs", 6, kNumericTypes},      {"Exp", 6, kFloatTypes},
+    {"Log", 6, kFloatTypes},     {"Reciprocal", 6, kFloatTypes}, {"Erf", 9, kFloatTypes},
+    {"Tanh", 6, kFloatTypes},    {"Sigmoid", 6, kFloatTypes},    {"Floor", 6, kFloatTypes},
+    {"Ceil", 6, kFloatTypes},    {"Sign", 9, kNumericTypes},     {"Not", 1, kBoolType},
 };
 constexpr ElementwiseOp kBinaryOps[] = {
     {"Add", 7, kNumericTypes},
@@ -28,8 +33,22 @@ constexpr ElementwiseOp kBinaryOps[] = {
     {"Mul", 7, kNumericTypes},
     {"Div", 7, kNumericTypes},
 };
+// Bool outputs; And and Or take bools.
 constexpr ElementwiseOp kComparisonOps[] = {
     {"Greater", 7, kNumericTypes},
+    {"Less", 7, kNumericTypes},
+    {"LessOrEqual", 12, kNumericTypes},
+    {"GreaterOrEqual", 12, kNumericTypes},
+    {"Equal", 7, kEqualityTypes},
+    {"And", 7, kBoolType},
+    {"Or", 7, kBoolType},
+};
+// One or more inputs broadcast together (Max-6 and Sum-6 did not broadcast: a subset).
+constexpr ElementwiseOp kVariadicOps[] = {
+    {"Max", 6, kNumericTypes},
+    {"Min", 6, kNumericTypes},
+    {"Sum", 6, kFloatTypes},
+    {"Mean", 6, kFloatTypes},
 };
 
 OpContract Unary(const ElementwiseOp& op) {
@@ -49,6 +68,86 @@ OpContract Comparison(const ElementwiseOp& op) {
           {},
           {{"T", op.types}, {"T1", kBoolType}},
           BroadcastComparison};
+}
+
+OpContract Variadic(const ElementwiseOp& op) {
+  return {"", op.name,           op.since_version, {{"data_0", "T", kVariadic}}, {{"result", "T"}},
+          {}, {{"T", op.types}}, BroadcastVariadic};
+}
+
+Status CheckGelu(const Node& node) {
+  const StatusOr<std::string> approximate = ContractString(node, "approximate");
+  if (!approximate.ok()) return approximate.status();
+  ZG_RETURN_IF_NOT(*approximate == "none" || *approximate == "tanh", "attribute 'approximate' is '",
+                   *approximate, "', not 'none' or 'tanh'");
+  return Status::Ok();
+}
+
+// The element-wise ops with attributes, several inputs or mixed dtypes.
+Status AddOtherElementwiseContracts(OpContracts& contracts) {
+  for (const ElementwiseOp& op : kVariadicOps) ZG_RETURN_IF_ERROR(contracts.Add(Variadic(op)));
+  ZG_RETURN_IF_ERROR(contracts.Add({"",
+                                    "Where",
+                                    9,
+                                    {{"condition", "B"}, {"X", "T"}, {"Y", "T"}},
+                                    {{"output", "T"}},
+                                    {},
+                                    {{"B", kBoolType}, {"T", kAllTypes}},
+                                    WhereShape}));
+  // Pow-7 took one dtype for both; Pow-12 lets the exponent differ.
+  ZG_RETURN_IF_ERROR(contracts.Add({"",
+                                    "Pow",
+                                    7,
+                                    {{"X", "T"}, {"Y", "T1"}},
+                                    {{"Z", "T"}},
+                                    {},
+                                    {{"T", kPowBaseTypes}, {"T1", kNumericTypes}},
+                                    BroadcastLikeFirst}));
+  ZG_RETURN_IF_ERROR(contracts.Add({"",
+                                    "Mod",
+                                    10,
+                                    {{"A", "T"}, {"B", "T"}},
+                                    {{"C", "T"}},
+                                    {{"fmod", AttributeType::kInt, false, int64_t{0}}},
+                                    {{"T", kNumericTypes}},
+                                    BroadcastBinary}));
+  ZG_RETURN_IF_ERROR(contracts.Add({"",
+                                    "LeakyRelu",
+                                    6,
+                                    {{"X", "T"}},
+                                    {{"Y", "T"}},
+                                    {{"alpha", AttributeType::kFloat, false, 0.01f}},
+                                    {{"T", kFloatTypes}},
+                                    SameAsFirstInput}));
+  ZG_RETURN_IF_ERROR(contracts.Add({"",
+                                    "Gelu",
+                                    20,
+                                    {{"X", "T"}},
+                                    {{"Y", "T"}},
+                                    {{"approximate", AttributeType::kString, false, "none"}},
+                                    {{"T", kFloatTypes}},
+                                    SameAsFirstInput,
+                                    {},
+                                    CheckGelu}));
+  // Clip-6 bounds by attribute, Clip-11 by optional scalar inputs.
+  ZG_RETURN_IF_ERROR(
+      contracts.Add({"",
+                     "Clip",
+                     6,
+                     {{"input", "T"}},
+                     {{"output", "T"}},
+                     {{"min", AttributeType::kFloat, false, std::numeric_limits<float>::lowest()},
+                      {"max", AttributeType::kFloat, false, std::numeric_limits<float>::max()}},
+                     {{"T", kIeeeFloatTypes}},
+                     SameAsFirstInput}));
+  return contracts.Add({"",
+                        "Clip",
+                        11,
+                        {{"input", "T"}, {"min", "T", kOptional}, {"max", "T", kOptional}},
+                        {{"output", "T"}},
+                        {},
+                        {{"T", kNumericTypes}},
+                        SameAsFirstInput});
 }
 
 // --- Matrix products.
@@ -198,6 +297,7 @@ Status AddStandardContracts(OpContracts& contracts) {
   for (const ElementwiseOp& op : kComparisonOps) {
     ZG_RETURN_IF_ERROR(contracts.Add(Comparison(op)));
   }
+  ZG_RETURN_IF_ERROR(AddOtherElementwiseContracts(contracts));
   ZG_RETURN_IF_ERROR(contracts.Add({"",
                                     "MatMul",
                                     1,

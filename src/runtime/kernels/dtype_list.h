@@ -30,6 +30,22 @@ using FloatDtypes =
 using IeeeFloatDtypes = DtypeList<DataType::kFloat32, DataType::kFloat64, DataType::kFloat16>;
 using NumericDtypes = DtypeList<DataType::kFloat32, DataType::kFloat64, DataType::kFloat16,
                                 DataType::kBFloat16, DataType::kInt32, DataType::kInt64>;
+// ONNX's numeric types (Max, Min, Mod, Abs, Add): every integer width and the floats.
+using AllNumericDtypes =
+    DtypeList<DataType::kFloat32, DataType::kFloat64, DataType::kFloat16, DataType::kBFloat16,
+              DataType::kInt8, DataType::kInt16, DataType::kInt32, DataType::kInt64,
+              DataType::kUint8, DataType::kUint16, DataType::kUint32, DataType::kUint64>;
+// The signed ones (Neg, Relu).
+using SignedNumericDtypes =
+    DtypeList<DataType::kFloat32, DataType::kFloat64, DataType::kFloat16, DataType::kBFloat16,
+              DataType::kInt8, DataType::kInt16, DataType::kInt32, DataType::kInt64>;
+// Equal: the numbers and bool.
+using EqualityDtypes =
+    DtypeList<DataType::kFloat32, DataType::kFloat64, DataType::kFloat16, DataType::kBFloat16,
+              DataType::kInt8, DataType::kInt16, DataType::kInt32, DataType::kInt64,
+              DataType::kUint8, DataType::kUint16, DataType::kUint32, DataType::kUint64,
+              DataType::kBool>;
+using BoolDtypes = DtypeList<DataType::kBool>;
 // What parameters, gradients and their collectives are kept in.
 using GradientDtypes = DtypeList<DataType::kFloat32, DataType::kFloat16, DataType::kBFloat16>;
 // What the BLAS and cuBLAS products take.

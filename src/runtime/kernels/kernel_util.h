@@ -72,6 +72,22 @@ struct CppType<DataType::kUint8> {
   using type = uint8_t;
 };
 template <>
+struct CppType<DataType::kInt16> {
+  using type = int16_t;
+};
+template <>
+struct CppType<DataType::kUint16> {
+  using type = uint16_t;
+};
+template <>
+struct CppType<DataType::kUint32> {
+  using type = uint32_t;
+};
+template <>
+struct CppType<DataType::kUint64> {
+  using type = uint64_t;
+};
+template <>
 struct CppType<DataType::kBool> {
   using type = bool;
 };

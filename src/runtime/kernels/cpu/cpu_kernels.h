@@ -20,6 +20,12 @@ Status RegisterCpuOnnxOptimizerKernels(KernelRegistry& registry);  // Adam Momen
 Status RegisterCpuFusedBufferKernels(KernelRegistry& registry);  // CoalesceTensors TensorViews ...
 Status RegisterCpuCollectiveKernels(KernelRegistry& registry);  // ReduceScatter AllGather AllReduce
 
+// The element-wise ops outside elementwise_ops.h's tables: LeakyRelu Gelu Clip Pow Mod; Max Min Sum
+// Mean Where; com.microsoft BiasGeluGrad_dX DivGrad Scale.
+Status RegisterCpuElementwiseAttrKernels(KernelRegistry& registry);
+Status RegisterCpuElementwiseNaryKernels(KernelRegistry& registry);
+Status RegisterCpuMicrosoftElementwiseKernels(KernelRegistry& registry);
+
 }  // namespace zerograph::runtime
 
 #endif  // ZEROGRAPH_SRC_RUNTIME_KERNELS_CPU_CPU_KERNELS_H_

@@ -6,6 +6,9 @@ namespace zerograph::runtime {
 
 Status RegisterCpuKernels(KernelRegistry& registry) {
   ZG_RETURN_IF_ERROR(RegisterCpuElementwiseKernels(registry));
+  ZG_RETURN_IF_ERROR(RegisterCpuElementwiseAttrKernels(registry));
+  ZG_RETURN_IF_ERROR(RegisterCpuElementwiseNaryKernels(registry));
+  ZG_RETURN_IF_ERROR(RegisterCpuMicrosoftElementwiseKernels(registry));
   ZG_RETURN_IF_ERROR(RegisterCpuMatMulKernels(registry));
   ZG_RETURN_IF_ERROR(RegisterCpuReduceKernels(registry));
   ZG_RETURN_IF_ERROR(RegisterCpuArgReduceKernels(registry));

@@ -16,6 +16,10 @@ Status RegisterCudaLayerNormKernels(KernelRegistry& registry);     // LayerNorma
 Status RegisterCudaDataMovementKernels(KernelRegistry& registry);  // shape ops, fused buffers
 Status RegisterCudaOptimizerKernels(KernelRegistry& registry);  // AdamW SGD Adam Momentum Adagrad
 
+// The element-wise ops outside elementwise_ops.h's tables (elementwise_attr_ops.cc): LeakyRelu Gelu
+// Clip Pow Mod Max Min Sum Mean Where; com.microsoft BiasGeluGrad_dX DivGrad Scale.
+Status RegisterCudaElementwiseAttrKernels(KernelRegistry& registry);
+
 }  // namespace zerograph::runtime
 
 #endif  // ZEROGRAPH_SRC_RUNTIME_KERNELS_CUDA_CUDA_KERNELS_H_

@@ -53,6 +53,22 @@ struct DtypeOf<uint8_t> {
   static constexpr DataType value = DataType::kUint8;
 };
 template <>
+struct DtypeOf<int16_t> {
+  static constexpr DataType value = DataType::kInt16;
+};
+template <>
+struct DtypeOf<uint16_t> {
+  static constexpr DataType value = DataType::kUint16;
+};
+template <>
+struct DtypeOf<uint32_t> {
+  static constexpr DataType value = DataType::kUint32;
+};
+template <>
+struct DtypeOf<uint64_t> {
+  static constexpr DataType value = DataType::kUint64;
+};
+template <>
 struct DtypeOf<bool> {
   static constexpr DataType value = DataType::kBool;
 };
@@ -91,6 +107,22 @@ struct CudaType<DataType::kInt8> {
 template <>
 struct CudaType<DataType::kUint8> {
   using type = uint8_t;
+};
+template <>
+struct CudaType<DataType::kInt16> {
+  using type = int16_t;
+};
+template <>
+struct CudaType<DataType::kUint16> {
+  using type = uint16_t;
+};
+template <>
+struct CudaType<DataType::kUint32> {
+  using type = uint32_t;
+};
+template <>
+struct CudaType<DataType::kUint64> {
+  using type = uint64_t;
 };
 template <>
 struct CudaType<DataType::kBool> {

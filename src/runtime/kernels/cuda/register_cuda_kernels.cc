@@ -6,6 +6,7 @@ namespace zerograph::runtime {
 
 Status RegisterCudaKernels(KernelRegistry& registry) {
   ZG_RETURN_IF_ERROR(RegisterCudaElementwiseKernels(registry));
+  ZG_RETURN_IF_ERROR(RegisterCudaElementwiseAttrKernels(registry));
   ZG_RETURN_IF_ERROR(RegisterCudaMatMulKernels(registry));
   ZG_RETURN_IF_ERROR(RegisterCudaReduceKernels(registry));
   ZG_RETURN_IF_ERROR(RegisterCudaSoftmaxKernels(registry));

@@ -10,7 +10,7 @@ namespace zerograph::runtime::cuda {
 // collapsed BroadcastPlan, so the device divides by few dimensions.
 struct StridedIndexer {
   static constexpr int kMaxDims = 8;
-  static constexpr int kMaxOperands = 2;
+  static constexpr int kMaxOperands = 3;
   int rank = 0;
   int64_t dims[kMaxDims] = {};
   int64_t strides[kMaxOperands][kMaxDims] = {};
