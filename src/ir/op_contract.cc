@@ -175,6 +175,7 @@ const OpContracts& OpContracts::Get() {
   static const OpContracts* const contracts = [] {
     auto* built = new OpContracts;
     Status status = contracts::AddStandardContracts(*built);
+    if (status.ok()) status = contracts::AddDataMovementContracts(*built);
     if (status.ok()) status = contracts::AddTrainingContracts(*built);
     if (status.ok()) status = contracts::AddZerographContracts(*built);
     // The lists are ours: a malformed one is a bug every test finds at once.

@@ -11,7 +11,9 @@ Status RegisterCpuElementwiseKernels(KernelRegistry& registry);  // elementwise_
 Status RegisterCpuMatMulKernels(KernelRegistry& registry);       // MatMul Gemm
 Status RegisterCpuReduceKernels(KernelRegistry& registry);       // ReduceSum ReduceMean
 Status RegisterCpuShapeKernels(KernelRegistry& registry);  // Identity Reshape Transpose Constant
-Status RegisterCpuCastKernels(KernelRegistry& registry);   // Cast
+Status RegisterCpuCastKernels(KernelRegistry& registry);   // Cast CastLike
+Status RegisterCpuDataMovementKernels(KernelRegistry& registry);  // Slice Concat Expand Shape ...
+Status RegisterCpuGatherKernels(KernelRegistry& registry);  // Gather Scatter Trilu GatherGrad
 Status RegisterCpuOptimizerKernels(KernelRegistry& registry);      // AdamW SGD
 Status RegisterCpuOnnxOptimizerKernels(KernelRegistry& registry);  // Adam Momentum Adagrad
 Status RegisterCpuFusedBufferKernels(KernelRegistry& registry);  // CoalesceTensors TensorViews ...
