@@ -9,6 +9,7 @@ Status RegisterCudaKernels(KernelRegistry& registry) {
   ZG_RETURN_IF_ERROR(RegisterCudaMatMulKernels(registry));
   ZG_RETURN_IF_ERROR(RegisterCudaReduceKernels(registry));
   ZG_RETURN_IF_ERROR(RegisterCudaDataMovementKernels(registry));
+  ZG_RETURN_IF_ERROR(RegisterCudaGatherKernels(registry));
   ZG_RETURN_IF_ERROR(RegisterCudaOptimizerKernels(registry));
   // The collectives only call the communicator (NCCL on a GPU): the CPU's kernels serve as they
   // are.
