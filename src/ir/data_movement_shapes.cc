@@ -37,12 +37,14 @@ StatusOr<SliceRanges> ResolveSlice(std::span<const int64_t> shape, std::span<con
     const int64_t dim = shape[d];
     auto clamp = [&](int64_t index) {
       if (index < 0) index += dim;
-      return step > 0 ? std::clamp<int64_t>(index, 0, dim) : std::clamp<int64_t>(index, -1, dim - 1);
+      return step > 0 ? std::clamp<int64_t>(index, 0, dim)
+                      : std::clamp<int64_t>(index, -1, dim - 1);
     };
     // Ends beyond int64's range (INT64_MAX, INT64_MIN mean "to the end") clamp like any other.
     const int64_t start = clamp(starts[i]);
     const int64_t end = clamp(ends[i]);
-    const int64_t count = step > 0 ? (end - start + step - 1) / step : (start - end - step - 1) / -step;
+    const int64_t count =
+        step > 0 ? (end - start + step - 1) / step : (start - end - step - 1) / -step;
     ranges.start[d] = start;
     ranges.step[d] = step;
     ranges.out[d] = std::max<int64_t>(count, 0);
@@ -73,8 +75,7 @@ StatusOr<std::vector<int64_t>> ResolveSplit(int64_t dim, std::optional<std::vect
   const int64_t part = (dim + n - 1) / n;
   std::vector<int64_t> parts(num_outputs, part);
   parts.back() = dim - part * (n - 1);
-  ZG_RETURN_IF_NOT(parts.back() >= 0, "a dimension of ", dim, " does not split into ", n,
-                   " parts");
+  ZG_RETURN_IF_NOT(parts.back() >= 0, "a dimension of ", dim, " does not split into ", n, " parts");
   return parts;
 }
 

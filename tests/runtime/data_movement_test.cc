@@ -184,18 +184,19 @@ TEST(SliceTest, MatchesIndexReference) {
       EXPECT_EQ(Values((*out)[0]), expected);
     }
   }
-  EXPECT_FALSE(runner.Run("", "Slice", {x, Ints(runner, {0}), Ints(runner, {1}), Ints(runner, {0}),
-                                        Ints(runner, {0})},
-                          1)
-                   .ok());
+  EXPECT_FALSE(
+      runner
+          .Run("", "Slice",
+               {x, Ints(runner, {0}), Ints(runner, {1}), Ints(runner, {0}), Ints(runner, {0})}, 1)
+          .ok());
 }
 
 // A slice of whole rows is a view of the input.
 TEST(SliceTest, RowsAreAView) {
   KernelRunner runner;
   DeviceTensor x = runner.MakeTensor(DataType::kFloat32, {4, 3}, Iota(12));
-  StatusOr<std::vector<DeviceTensor>> out = runner.Run(
-      "", "Slice", {x, Ints(runner, {1}), Ints(runner, {3})}, 1, {}, /*alias=*/true);
+  StatusOr<std::vector<DeviceTensor>> out =
+      runner.Run("", "Slice", {x, Ints(runner, {1}), Ints(runner, {3})}, 1, {}, /*alias=*/true);
   ASSERT_TRUE(out.ok()) << out.status().ToString();
   EXPECT_EQ((*out)[0].data(), static_cast<const float*>(x.data()) + 3);
   EXPECT_EQ(Values((*out)[0]), Iota(6, 3));
@@ -244,10 +245,11 @@ TEST(TileTest, MatchesModuloReference) {
 TEST(RangeTest, FloatAndIntegerRanges) {
   KernelRunner runner;
   auto scalar = [&](DataType dtype, double v) { return runner.MakeTensor(dtype, {}, {v}); };
-  StatusOr<std::vector<DeviceTensor>> out = runner.Run(
-      "", "Range",
-      {scalar(DataType::kFloat32, 1), scalar(DataType::kFloat32, 2), scalar(DataType::kFloat32, 0.25)},
-      1);
+  StatusOr<std::vector<DeviceTensor>> out =
+      runner.Run("", "Range",
+                 {scalar(DataType::kFloat32, 1), scalar(DataType::kFloat32, 2),
+                  scalar(DataType::kFloat32, 0.25)},
+                 1);
   ASSERT_TRUE(out.ok()) << out.status().ToString();
   EXPECT_EQ(Values((*out)[0]), (std::vector<double>{1, 1.25, 1.5, 1.75}));
   out = runner.Run(

@@ -71,8 +71,7 @@ TEST(GatherTest, IndexOutOfRangeIsAnError) {
     EXPECT_NE(message.find("out of range"), std::string::npos) << message;
   }
   DeviceTensor indices = runner.MakeTensor(DataType::kInt64, {2, 2}, {0, 0, 0, 3});
-  EXPECT_FALSE(
-      runner.Run("", "GatherElements", {x, indices}, 1, {Attr("axis", 0)}).ok());
+  EXPECT_FALSE(runner.Run("", "GatherElements", {x, indices}, 1, {Attr("axis", 0)}).ok());
   EXPECT_FALSE(runner.Run("", "ScatterElements", {x, indices, x.Reshape({2, 3}).value()}, 1).ok());
 }
 
@@ -156,9 +155,10 @@ TEST(GatherGradTest, MatchesCentralDifferencesOfGather) {
       return std::inner_product(values.begin(), values.end(), weights.begin(), 0.0);
     };
     const std::vector<double> numeric = NumericGradient(f, Values(x0));
-    DeviceTensor shape_tensor = runner.MakeTensor(
-        DataType::kInt64, {3},
-        {static_cast<double>(shape[0]), static_cast<double>(shape[1]), static_cast<double>(shape[2])});
+    DeviceTensor shape_tensor =
+        runner.MakeTensor(DataType::kInt64, {3},
+                          {static_cast<double>(shape[0]), static_cast<double>(shape[1]),
+                           static_cast<double>(shape[2])});
     StatusOr<std::vector<DeviceTensor>> dx = runner.Run(
         "com.microsoft", "GatherGrad", {shape_tensor, indices, w}, 1, {Attr("axis", axis)});
     ASSERT_TRUE(dx.ok()) << dx.status().ToString();

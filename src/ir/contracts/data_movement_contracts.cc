@@ -16,9 +16,8 @@ namespace zerograph::contracts {
 namespace {
 
 // Every fixed-size dtype but bfloat16, which most of these ops took from opset 13 on.
-constexpr DataType kAllTypesBefore13[] = {kFloat32, kFloat16, kFloat64, kInt64,  kInt32,
-                                          kInt8,    kUint8,   kBool,    kInt16,  kUint16,
-                                          kUint32,  kUint64};
+constexpr DataType kAllTypesBefore13[] = {kFloat32, kFloat16, kFloat64, kInt64,  kInt32,  kInt8,
+                                          kUint8,   kBool,    kInt16,   kUint16, kUint32, kUint64};
 constexpr DataType kRangeTypes[] = {kFloat32, kFloat64, kInt16, kInt32, kInt64};
 
 using Specs = StatusOr<std::vector<TensorSpec>>;
@@ -253,9 +252,9 @@ StatusOr<std::optional<std::vector<int64_t>>> AxesOf(const ShapeContext& ctx) {
 Specs SqueezeShape(const ShapeContext& ctx) {
   ZG_ASSIGN_OR_RETURN(const TensorSpec* x, ctx.Required(0));
   ZG_ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> axes, AxesOf(ctx));
-  ZG_ASSIGN_OR_RETURN(
-      Shape out,
-      SqueezedShape(x->shape, axes ? std::optional<std::span<const int64_t>>(*axes) : std::nullopt));
+  ZG_ASSIGN_OR_RETURN(Shape out,
+                      SqueezedShape(x->shape, axes ? std::optional<std::span<const int64_t>>(*axes)
+                                                   : std::nullopt));
   return std::vector<TensorSpec>{{x->dtype, std::move(out)}};
 }
 
@@ -276,7 +275,8 @@ Specs FlattenShape(const ShapeContext& ctx) {
   ZG_RETURN_IF_NOT(axis >= 0 && axis <= rank, "axis ", axis, " is out of range for rank ", rank);
   int64_t outer = 1;
   for (int64_t d = 0; d < axis; ++d) outer *= x->shape[static_cast<size_t>(d)];
-  return std::vector<TensorSpec>{{x->dtype, {outer, NumElements(x->shape) / std::max<int64_t>(outer, 1)}}};
+  return std::vector<TensorSpec>{
+      {x->dtype, {outer, NumElements(x->shape) / std::max<int64_t>(outer, 1)}}};
 }
 
 // --- Tile: each dimension times its repeat.
@@ -472,8 +472,14 @@ Status AddDataMovementContracts(OpContracts& contracts) {
                                     {{"T1", kAllTypes}, {"T2", kAllTypes}},
                                     CastLikeShape}));
   for (int since : {1, 15}) {
-    OpContract shape{"",      "Shape", since, {{"data", "T"}}, {{"shape", "tensor(int64)"}}, {},
-                     {{"T", kAllTypes}, int64}, ShapeShape};
+    OpContract shape{"",
+                     "Shape",
+                     since,
+                     {{"data", "T"}},
+                     {{"shape", "tensor(int64)"}},
+                     {},
+                     {{"T", kAllTypes}, int64},
+                     ShapeShape};
     if (since == 15) {
       shape.attributes = {{"start", AttributeType::kInt, false, int64_t{0}},
                           {"end", AttributeType::kInt, false, {}}};
@@ -481,8 +487,14 @@ Status AddDataMovementContracts(OpContracts& contracts) {
     shape.values_from_shapes = ShapeValues;
     ZG_RETURN_IF_ERROR(contracts.Add(std::move(shape)));
   }
-  OpContract size{"", "Size", 1, {{"data", "T"}}, {{"size", "tensor(int64)"}}, {},
-                  {{"T", kAllTypes}, int64}, SizeShape};
+  OpContract size{"",
+                  "Size",
+                  1,
+                  {{"data", "T"}},
+                  {{"size", "tensor(int64)"}},
+                  {},
+                  {{"T", kAllTypes}, int64},
+                  SizeShape};
   size.values_from_shapes = SizeValues;
   ZG_RETURN_IF_ERROR(contracts.Add(std::move(size)));
   ZG_RETURN_IF_ERROR(contracts.Add({"",

@@ -443,8 +443,7 @@ bool Executor::Impl::FoldsWhilePlanning(const Node& node, std::span<const Output
   }
   for (const Value* input : node.inputs()) {
     // An initializer the state binding updates changes between steps.
-    if (input != nullptr &&
-        (!KnownAtPlanning(*input) || binding_targets_.count(input->id()) > 0)) {
+    if (input != nullptr && (!KnownAtPlanning(*input) || binding_targets_.count(input->id()) > 0)) {
       return false;
     }
   }

@@ -85,7 +85,8 @@ Status CopyStrided(const DeviceTensor& x, const StridedSource& source, void* y, 
                    const KernelContext& ctx) {
   if (n == 0) return Status::Ok();
   const size_t size = x.element_size();
-  const std::byte* src = static_cast<const std::byte*>(x.data()) + source.offset * static_cast<int64_t>(size);
+  const std::byte* src =
+      static_cast<const std::byte*>(x.data()) + source.offset * static_cast<int64_t>(size);
   if (source.contiguous()) return M::CopyBytes(src, y, static_cast<size_t>(n) * size, ctx);
   return M::Gather(src, size, source.plan, y, ctx);
 }
@@ -118,12 +119,13 @@ class ShapeValuesKernel final : public OpKernel {
       const int64_t to = std::max(clamp(end_.value_or(rank)), from);
       values.assign(shape.begin() + from, shape.begin() + to);
     }
-    return M::CopyFromHostNow(values.data(), ctx.outputs[0]->data(), values.size() * sizeof(int64_t),
-                              ctx);
+    return M::CopyFromHostNow(values.data(), ctx.outputs[0]->data(),
+                              values.size() * sizeof(int64_t), ctx);
   }
 
  private:
-  ShapeValuesKernel(const KernelInfo& info, std::optional<int64_t> start, std::optional<int64_t> end)
+  ShapeValuesKernel(const KernelInfo& info, std::optional<int64_t> start,
+                    std::optional<int64_t> end)
       : OpKernel(info), start_(start), end_(end) {}
   std::optional<int64_t> start_, end_;
 };
@@ -267,10 +269,12 @@ class SplitKernel final : public OpKernel {
 
   StatusOr<std::vector<StridedSource>> Sources(std::span<const int64_t> shape,
                                                std::span<const HostValue* const> values) const {
-    ZG_ASSIGN_OR_RETURN(const int64_t axis, NormalizeAxis(axis_, static_cast<int64_t>(shape.size())));
+    ZG_ASSIGN_OR_RETURN(const int64_t axis,
+                        NormalizeAxis(axis_, static_cast<int64_t>(shape.size())));
     std::optional<std::vector<int64_t>> split = split_;
     if (num_inputs() > 1) {
-      ZG_ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> input, OptionalInts(values, 1, "split"));
+      ZG_ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> input,
+                          OptionalInts(values, 1, "split"));
       if (input) split = std::move(input);
     }
     const AxisSplit at = SplitAtAxis(shape, static_cast<size_t>(axis));
@@ -334,15 +338,15 @@ class RangeKernel final : public OpKernel {
  protected:
   Status ComputeImpl(const KernelContext& ctx) const override {
     DeviceTensor& y = *ctx.outputs[0];
-    return DispatchDtype<DataType::kFloat32, DataType::kFloat64, DataType::kInt32, DataType::kInt64>(
-        y.dtype(), [&](auto tag) -> Status {
-          using T = decltype(tag);
-          const T start = *ctx.inputs[0]->data_as<const T>();
-          const T delta = *ctx.inputs[2]->data_as<const T>();
-          std::vector<T> values(static_cast<size_t>(y.numel()));
-          for (size_t i = 0; i < values.size(); ++i) values[i] = start + static_cast<T>(i) * delta;
-          return M::CopyFromHostNow(values.data(), y.data(), y.byte_size(), ctx);
-        });
+    return DispatchDtype<DataType::kFloat32, DataType::kFloat64, DataType::kInt32,
+                         DataType::kInt64>(y.dtype(), [&](auto tag) -> Status {
+      using T = decltype(tag);
+      const T start = *ctx.inputs[0]->data_as<const T>();
+      const T delta = *ctx.inputs[2]->data_as<const T>();
+      std::vector<T> values(static_cast<size_t>(y.numel()));
+      for (size_t i = 0; i < values.size(); ++i) values[i] = start + static_cast<T>(i) * delta;
+      return M::CopyFromHostNow(values.data(), y.data(), y.byte_size(), ctx);
+    });
   }
 };
 

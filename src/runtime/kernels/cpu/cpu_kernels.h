@@ -13,8 +13,8 @@ Status RegisterCpuReduceKernels(KernelRegistry& registry);       // ReduceSum Re
 Status RegisterCpuShapeKernels(KernelRegistry& registry);  // Identity Reshape Transpose Constant
 Status RegisterCpuCastKernels(KernelRegistry& registry);   // Cast CastLike
 Status RegisterCpuDataMovementKernels(KernelRegistry& registry);  // Slice Concat Expand Shape ...
-Status RegisterCpuGatherKernels(KernelRegistry& registry);  // Gather Scatter Trilu GatherGrad
-Status RegisterCpuOptimizerKernels(KernelRegistry& registry);      // AdamW SGD
+Status RegisterCpuGatherKernels(KernelRegistry& registry);        // Gather Scatter Trilu GatherGrad
+Status RegisterCpuOptimizerKernels(KernelRegistry& registry);     // AdamW SGD
 Status RegisterCpuOnnxOptimizerKernels(KernelRegistry& registry);  // Adam Momentum Adagrad
 Status RegisterCpuFusedBufferKernels(KernelRegistry& registry);  // CoalesceTensors TensorViews ...
 Status RegisterCpuCollectiveKernels(KernelRegistry& registry);  // ReduceScatter AllGather AllReduce

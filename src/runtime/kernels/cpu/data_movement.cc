@@ -123,13 +123,8 @@ Status RegisterCpuDataMovementKernels(KernelRegistry& registry) {
                                         0,
                                         {},
                                         MakeKernel<RangeKernel<HostMover>>}));
-  return registry.Register({"",
-                            "ConstantOfShape",
-                            kCpu,
-                            {kInt64},
-                            0,
-                            {},
-                            &ConstantOfShapeKernel<HostMover>::Create});
+  return registry.Register(
+      {"", "ConstantOfShape", kCpu, {kInt64}, 0, {}, &ConstantOfShapeKernel<HostMover>::Create});
 }
 
 }  // namespace zerograph::runtime

@@ -37,9 +37,8 @@ void DispatchWord(size_t size, Fn&& fn) {
 StatusOr<std::vector<int64_t>> CheckedIndices(const DeviceTensor& indices, int64_t dim) {
   std::vector<int64_t> out(static_cast<size_t>(indices.numel()));
   for (size_t i = 0; i < out.size(); ++i) {
-    const int64_t index = indices.dtype() == DataType::kInt32
-                              ? indices.data_as<const int32_t>()[i]
-                              : indices.data_as<const int64_t>()[i];
+    const int64_t index = indices.dtype() == DataType::kInt32 ? indices.data_as<const int32_t>()[i]
+                                                              : indices.data_as<const int64_t>()[i];
     ZG_ASSIGN_OR_RETURN(out[i], CheckedIndex(index, dim));
   }
   return out;
@@ -258,22 +257,20 @@ Status RegisterCpuGatherKernels(KernelRegistry& registry) {
       registry.Register({"", "ScatterElements", kCpu, all, 0, {}, &CreateScatterElements}));
   ZG_RETURN_IF_ERROR(
       registry.Register({"", "Trilu", kCpu, all, 0, {}, MakeKernelWithAttrs<TriluKernel>}));
-  return registry.Register({"com.microsoft",
-                            "GatherGrad",
-                            kCpu,
-                            FloatDtypes::Vector(),
-                            2,
-                            {},
-                            [](const KernelInfo& info) -> StatusOr<std::unique_ptr<OpKernel>> {
-                              ZG_ASSIGN_OR_RETURN(const int64_t axis,
-                                                  AxisKernelBase::ParseAttrs(info));
-                              return DispatchDtypes(
-                                  FloatDtypes{}, info.dtype,
-                                  [&](auto tag) -> StatusOr<std::unique_ptr<OpKernel>> {
-                                    return std::unique_ptr<OpKernel>(
-                                        new GatherGradKernel<decltype(tag)>(info, axis));
-                                  });
-                            }});
+  return registry.Register(
+      {"com.microsoft",
+       "GatherGrad",
+       kCpu,
+       FloatDtypes::Vector(),
+       2,
+       {},
+       [](const KernelInfo& info) -> StatusOr<std::unique_ptr<OpKernel>> {
+         ZG_ASSIGN_OR_RETURN(const int64_t axis, AxisKernelBase::ParseAttrs(info));
+         return DispatchDtypes(
+             FloatDtypes{}, info.dtype, [&](auto tag) -> StatusOr<std::unique_ptr<OpKernel>> {
+               return std::unique_ptr<OpKernel>(new GatherGradKernel<decltype(tag)>(info, axis));
+             });
+       }});
 }
 
 }  // namespace zerograph::runtime

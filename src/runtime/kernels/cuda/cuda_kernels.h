@@ -12,7 +12,7 @@ Status RegisterCudaElementwiseKernels(KernelRegistry& registry);   // binary, un
 Status RegisterCudaMatMulKernels(KernelRegistry& registry);        // MatMul Gemm (cuBLAS)
 Status RegisterCudaReduceKernels(KernelRegistry& registry);        // ReduceSum ReduceMean
 Status RegisterCudaDataMovementKernels(KernelRegistry& registry);  // shape ops, fused buffers
-Status RegisterCudaGatherKernels(KernelRegistry& registry);  // Gather Scatter Trilu GatherGrad
+Status RegisterCudaGatherKernels(KernelRegistry& registry);     // Gather Scatter Trilu GatherGrad
 Status RegisterCudaOptimizerKernels(KernelRegistry& registry);  // AdamW SGD Adam Momentum Adagrad
 
 }  // namespace zerograph::runtime

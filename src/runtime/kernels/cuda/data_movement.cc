@@ -100,13 +100,8 @@ Status RegisterCudaDataMovementKernels(KernelRegistry& registry) {
                                         0,
                                         {},
                                         MakeKernel<RangeKernel<CudaMover>>}));
-  ZG_RETURN_IF_ERROR(registry.Register({"",
-                                        "ConstantOfShape",
-                                        kCuda,
-                                        {kInt64},
-                                        0,
-                                        {},
-                                        &ConstantOfShapeKernel<CudaMover>::Create}));
+  ZG_RETURN_IF_ERROR(registry.Register(
+      {"", "ConstantOfShape", kCuda, {kInt64}, 0, {}, &ConstantOfShapeKernel<CudaMover>::Create}));
   ZG_RETURN_IF_ERROR(registry.Register(
       {"", "Identity", kCuda, all, 0, {}, MakeKernel<CopyInputKernel<CudaMemory>>}));
   ZG_RETURN_IF_ERROR(registry.Register(

@@ -30,7 +30,8 @@ class BadIndexFlag {
   // The flag, cleared on `stream`.
   StatusOr<int*> Reset(cudaStream_t stream) {
     if (flag_ == nullptr) {
-      ZG_RETURN_IF_ERROR(CudaLaunchStatus(cudaMalloc(reinterpret_cast<void**>(&flag_), sizeof(int)), "cudaMalloc"));
+      ZG_RETURN_IF_ERROR(CudaLaunchStatus(cudaMalloc(reinterpret_cast<void**>(&flag_), sizeof(int)),
+                                          "cudaMalloc"));
     }
     ZG_RETURN_IF_ERROR(
         CudaLaunchStatus(cudaMemsetAsync(flag_, 0, sizeof(int), stream), "cudaMemsetAsync"));
@@ -134,8 +135,8 @@ class CudaScatterElementsKernel final : public ScatterElementsKernelBase {
   static StatusOr<std::unique_ptr<OpKernel>> Create(const KernelInfo& info) {
     ZG_ASSIGN_OR_RETURN(const Attrs attrs, ParseAttrs(info));
     using enum DataType;
-    const bool addable = DtypeList<kFloat32, kFloat64, kFloat16, kBFloat16, kInt32,
-                                   kInt64>::Contains(info.dtype);
+    const bool addable =
+        DtypeList<kFloat32, kFloat64, kFloat16, kBFloat16, kInt32, kInt64>::Contains(info.dtype);
     ZG_RETURN_IF_NOT(attrs.reduction == ScatterReduction::kNone ||
                          (attrs.reduction == ScatterReduction::kAdd && addable),
                      "ScatterElements on CUDA takes reduction none, or add for fp32, fp64, fp16, "
@@ -161,8 +162,8 @@ class CudaScatterElementsKernel final : public ScatterElementsKernelBase {
     const cudaStream_t stream = NativeStream(ctx);
     ZG_ASSIGN_OR_RETURN(walk.bad_index, flag_.Reset(stream));
     ZG_RETURN_IF_ERROR(CudaLaunchStatus(
-        cuda::LaunchIndexedScatter(x.dtype(), reduction_ == ScatterReduction::kAdd,
-                                   updates.data(), y.data(), updates.numel(), walk, stream),
+        cuda::LaunchIndexedScatter(x.dtype(), reduction_ == ScatterReduction::kAdd, updates.data(),
+                                   y.data(), updates.numel(), walk, stream),
         "scatter elements kernel"));
     return flag_.Check(stream, dim);
   }
@@ -188,10 +189,10 @@ class CudaGatherGradKernel final : public AxisKernelBase {
     ZG_ASSIGN_OR_RETURN(cuda::IndexedWalk walk, RowsWalk(at, *ctx.inputs[1]));
     const cudaStream_t stream = NativeStream(ctx);
     ZG_ASSIGN_OR_RETURN(walk.bad_index, flag_.Reset(stream));
-    ZG_RETURN_IF_ERROR(CudaLaunchStatus(
-        cuda::LaunchIndexedScatter(dy.dtype(), /*add=*/true, dy.data(), dx.data(), dy.numel(),
-                                   walk, stream),
-        "gather grad kernel"));
+    ZG_RETURN_IF_ERROR(
+        CudaLaunchStatus(cuda::LaunchIndexedScatter(dy.dtype(), /*add=*/true, dy.data(), dx.data(),
+                                                    dy.numel(), walk, stream),
+                         "gather grad kernel"));
     return flag_.Check(stream, at.dim);
   }
 
@@ -230,7 +231,8 @@ class CudaCastLikeKernel final : public OpKernel {
   Status ComputeImpl(const KernelContext& ctx) const override {
     const DeviceTensor& x = *ctx.inputs[0];
     DeviceTensor& y = *ctx.outputs[0];
-    if (x.dtype() == y.dtype()) return CudaMemory::CopyBytes(x.data(), y.data(), y.byte_size(), ctx);
+    if (x.dtype() == y.dtype())
+      return CudaMemory::CopyBytes(x.data(), y.data(), y.byte_size(), ctx);
     ZG_RETURN_IF_NOT(CastDtypes::Contains(y.dtype()), "CastLike to ", DataTypeName(y.dtype()),
                      " is not supported");
     return CudaLaunchStatus(

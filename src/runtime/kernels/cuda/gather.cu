@@ -106,8 +106,8 @@ cudaError_t LaunchIndexedScatter(DataType dtype, bool add, const void* updates, 
   if (!add) {
     return ByWord(ElementSize(dtype), [&](auto word) {
       using Word = decltype(word);
-      IndexedStoreKernel<Word><<<GridFor(n), kBlock, 0, stream>>>(
-          static_cast<const Word*>(updates), static_cast<Word*>(y), n, walk);
+      IndexedStoreKernel<Word><<<GridFor(n), kBlock, 0, stream>>>(static_cast<const Word*>(updates),
+                                                                  static_cast<Word*>(y), n, walk);
       return cudaGetLastError();
     });
   }
@@ -120,8 +120,8 @@ cudaError_t LaunchIndexedScatter(DataType dtype, bool add, const void* updates, 
       });
 }
 
-cudaError_t LaunchTrilu(size_t element_size, const void* x, void* y, int64_t matrices,
-                        int64_t rows, int64_t cols, int64_t k, bool upper, cudaStream_t stream) {
+cudaError_t LaunchTrilu(size_t element_size, const void* x, void* y, int64_t matrices, int64_t rows,
+                        int64_t cols, int64_t k, bool upper, cudaStream_t stream) {
   const int64_t n = matrices * rows * cols;
   if (n == 0) return cudaSuccess;
   return ByWord(element_size, [&](auto word) {
@@ -137,8 +137,8 @@ cudaError_t LaunchFill(size_t element_size, void* y, uint64_t pattern, int64_t n
   if (n == 0) return cudaSuccess;
   return ByWord(element_size, [&](auto word) {
     using Word = decltype(word);
-    FillKernel<Word><<<GridFor(n), kBlock, 0, stream>>>(static_cast<Word*>(y),
-                                                        static_cast<Word>(pattern), n);
+    FillKernel<Word>
+        <<<GridFor(n), kBlock, 0, stream>>>(static_cast<Word*>(y), static_cast<Word>(pattern), n);
     return cudaGetLastError();
   });
 }

@@ -40,8 +40,8 @@ cudaError_t LaunchIndexedScatter(DataType dtype, bool add, const void* updates, 
 
 // Trilu over `matrices` matrices of rows × cols: y keeps x where j - i >= k (upper) or
 // j - i <= k, else 0.
-cudaError_t LaunchTrilu(size_t element_size, const void* x, void* y, int64_t matrices,
-                        int64_t rows, int64_t cols, int64_t k, bool upper, cudaStream_t stream);
+cudaError_t LaunchTrilu(size_t element_size, const void* x, void* y, int64_t matrices, int64_t rows,
+                        int64_t cols, int64_t k, bool upper, cudaStream_t stream);
 
 // n elements of `element_size` bytes, each the low bytes of `pattern`.
 cudaError_t LaunchFill(size_t element_size, void* y, uint64_t pattern, int64_t n,
