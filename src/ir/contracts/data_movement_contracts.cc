@@ -641,6 +641,15 @@ Status AddDataMovementContracts(OpContracts& contracts) {
                                     {{"axis", AttributeType::kInt, false, int64_t{0}}},
                                     {{"T", kAllTypes}, tind},
                                     GatherElementsShape}));
+  // Scatter (opset 9, deprecated by 11) is ScatterElements without reductions.
+  ZG_RETURN_IF_ERROR(contracts.Add({"",
+                                    "Scatter",
+                                    9,
+                                    {{"data", "T"}, {"indices", "Tind"}, {"updates", "T"}},
+                                    {{"output", "T"}},
+                                    {{"axis", AttributeType::kInt, false, int64_t{0}}},
+                                    {{"T", kAllTypesBefore13}, tind},
+                                    ScatterElementsShape}));
   for (int since : {11, 16, 18}) {
     OpContract scatter{"",
                        "ScatterElements",

@@ -7,6 +7,7 @@
 
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "runtime/kernels/kernel_util.h"
 #include "zerograph/ir/data_movement_shapes.h"
@@ -94,6 +95,14 @@ inline StatusOr<int64_t> CheckedIndex(int64_t index, int64_t dim) {
   const int64_t i = index < 0 ? index + dim : index;
   ZG_RETURN_IF_NOT(i >= 0 && i < dim, "index ", index, " is out of range for a dimension of ", dim);
   return i;
+}
+
+// Every fixed-size dtype but bfloat16: the deprecated Scatter (opset 9), which ScatterElements
+// replaced before bfloat16 came to ONNX.
+inline std::vector<DataType> AllButBFloat16() {
+  std::vector<DataType> dtypes = AllDtypes::Vector();
+  std::erase(dtypes, DataType::kBFloat16);
+  return dtypes;
 }
 
 }  // namespace zerograph::runtime

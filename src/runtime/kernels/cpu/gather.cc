@@ -256,6 +256,8 @@ Status RegisterCpuGatherKernels(KernelRegistry& registry) {
   ZG_RETURN_IF_ERROR(
       registry.Register({"", "ScatterElements", kCpu, all, 0, {}, &CreateScatterElements}));
   ZG_RETURN_IF_ERROR(
+      registry.Register({"", "Scatter", kCpu, AllButBFloat16(), 0, {}, &CreateScatterElements}));
+  ZG_RETURN_IF_ERROR(
       registry.Register({"", "Trilu", kCpu, all, 0, {}, MakeKernelWithAttrs<TriluKernel>}));
   return registry.Register(
       {"com.microsoft",

@@ -252,6 +252,8 @@ Status RegisterCudaGatherKernels(KernelRegistry& registry) {
       {"", "GatherElements", kCuda, all, 0, {}, MakeKernelWithAttrs<CudaGatherElementsKernel>}));
   ZG_RETURN_IF_ERROR(registry.Register(
       {"", "ScatterElements", kCuda, all, 0, {}, &CudaScatterElementsKernel::Create}));
+  ZG_RETURN_IF_ERROR(registry.Register(
+      {"", "Scatter", kCuda, AllButBFloat16(), 0, {}, &CudaScatterElementsKernel::Create}));
   ZG_RETURN_IF_ERROR(
       registry.Register({"", "Trilu", kCuda, all, 0, {}, MakeKernelWithAttrs<CudaTriluKernel>}));
   ZG_RETURN_IF_ERROR(registry.Register(
