@@ -3,6 +3,8 @@
 
 usage: check_data_movement_runs.py ZG_RUN_ONCE
 
+- Opset 9's forms, with axes, starts, ends and split as attributes: Slice, Split, Squeeze,
+  Unsqueeze, and Flatten.
 - A transformer's shape arithmetic, Shape -> Gather -> Unsqueeze -> Concat -> Reshape, plans (the
   executor computes the int64 chain while planning) and reshapes right.
 - Bad inputs fail with exit code 2 or 3 and a message naming the node, without a crash: a Gather
@@ -20,11 +22,11 @@ import onnx
 from onnx import helper, numpy_helper, TensorProto
 
 
-def write_case(root, name, nodes, inputs, outputs, initializers, feeds):
+def write_case(root, name, nodes, inputs, outputs, initializers, feeds, opset=17):
     folder = os.path.join(root, name)
     os.makedirs(os.path.join(folder, "data"))
     graph = helper.make_graph(nodes, name, inputs, outputs, initializers)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
     onnx.save(model, os.path.join(folder, "model.onnx"))
     for i, value in enumerate(feeds):
         tensor = numpy_helper.from_array(value)
@@ -68,6 +70,28 @@ def main():
             if y.shape != (2, 3, 2, 2) or not np.array_equal(y, x.reshape(2, 3, 2, 2)):
                 failures.append(f"shape_chain: got shape {y.shape}")
 
+        # Opset 9: the attribute forms, against numpy.
+        old = write_case(
+            root, "opset9_attributes",
+            [helper.make_node("Slice", ["x"], ["s"], axes=[2, 0], starts=[1, -1], ends=[100, 2]),
+             helper.make_node("Split", ["x"], ["p0", "p1"], axis=1, split=[1, 2]),
+             helper.make_node("Unsqueeze", ["p0"], ["u"], axes=[0, 3]),
+             helper.make_node("Squeeze", ["u"], ["q"], axes=[0, 2]),
+             helper.make_node("Flatten", ["p1"], ["f"], axis=2)],
+            [float_in], [helper.make_tensor_value_info(n, TensorProto.FLOAT, None)
+                         for n in ("s", "p1", "q", "f")], [], [x], opset=9)
+        expected = [x[1:2, :, 1:], x[:, 1:3], x[:, 0:1], x[:, 1:3].reshape(4, 4)]
+        result, out = run(driver, old)
+        if result.returncode != 0:
+            failures.append(f"opset9_attributes: exit {result.returncode}: {result.stderr.strip()}")
+        else:
+            for i, want in enumerate(expected):
+                with open(os.path.join(out, f"output_{i}.pb"), "rb") as f:
+                    got = numpy_helper.to_array(onnx.TensorProto.FromString(f.read()))
+                if got.shape != want.shape or not np.array_equal(got, want):
+                    failures.append(f"opset9_attributes: output {i} is {got.shape}, "
+                                    f"wanted {want.shape}")
+
         bad = [
             ("gather_out_of_range", "gather_rows", "out of range",
              [helper.make_node("Gather", ["x", "i"], ["y"], name="gather_rows", axis=1)],
@@ -93,7 +117,7 @@ def main():
 
     for failure in failures:
         print("FAIL", failure)
-    print(f"{4 - len(failures)} of 4 passed")
+    print(f"{5 - len(failures)} of 5 passed")
     return 1 if failures else 0
 
 
