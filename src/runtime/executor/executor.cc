@@ -441,6 +441,9 @@ bool Executor::Impl::FoldsWhilePlanning(const Node& node, std::span<const Output
       return false;
     }
   }
+  for (const Value* output : node.outputs()) {
+    if (output == nullptr) return false;  // kernels run with every output
+  }
   for (const Value* input : node.inputs()) {
     // An initializer the state binding updates changes between steps.
     if (input != nullptr && (!KnownAtPlanning(*input) || binding_targets_.count(input->id()) > 0)) {

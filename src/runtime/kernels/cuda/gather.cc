@@ -1,5 +1,6 @@
 // The indexed ops on CUDA (kernels/gather_shapes.h, device code in gather.cu): Gather,
-// GatherElements, ScatterElements (reductions none and add), Trilu and GatherGrad, plus CastLike.
+// GatherElements, ScatterElements (every reduction; mul, max, min and add for the 2- to 8-byte
+// arithmetic dtypes), Trilu and GatherGrad, plus CastLike.
 // An index out of range sets a device flag that the kernel reads back after its launch, so the
 // error names the node before the step goes on (a wait on the stream per indexed node).
 
@@ -130,17 +131,32 @@ class CudaGatherElementsKernel final : public AxisKernelBase {
   mutable BadIndexFlag flag_;
 };
 
+cuda::ScatterOp OpOf(ScatterReduction reduction) {
+  switch (reduction) {
+    case ScatterReduction::kAdd:
+      return cuda::ScatterOp::kAdd;
+    case ScatterReduction::kMul:
+      return cuda::ScatterOp::kMul;
+    case ScatterReduction::kMax:
+      return cuda::ScatterOp::kMax;
+    case ScatterReduction::kMin:
+      return cuda::ScatterOp::kMin;
+    case ScatterReduction::kNone:
+      break;
+  }
+  return cuda::ScatterOp::kStore;
+}
+
 class CudaScatterElementsKernel final : public ScatterElementsKernelBase {
  public:
   static StatusOr<std::unique_ptr<OpKernel>> Create(const KernelInfo& info) {
     ZG_ASSIGN_OR_RETURN(const Attrs attrs, ParseAttrs(info));
     using enum DataType;
-    const bool addable =
+    const bool combinable =
         DtypeList<kFloat32, kFloat64, kFloat16, kBFloat16, kInt32, kInt64>::Contains(info.dtype);
-    ZG_RETURN_IF_NOT(attrs.reduction == ScatterReduction::kNone ||
-                         (attrs.reduction == ScatterReduction::kAdd && addable),
-                     "ScatterElements on CUDA takes reduction none, or add for fp32, fp64, fp16, "
-                     "bf16, int32 and int64");
+    ZG_RETURN_IF_NOT(
+        attrs.reduction == ScatterReduction::kNone || combinable,
+        "ScatterElements on CUDA reduces fp32, fp64, fp16, bf16, int32 and int64 only");
     return std::unique_ptr<OpKernel>(new CudaScatterElementsKernel(info, attrs));
   }
 
@@ -161,10 +177,10 @@ class CudaScatterElementsKernel final : public ScatterElementsKernelBase {
                         ElementsWalk(*ctx.inputs[1], x.strides(), axis, dim));
     const cudaStream_t stream = NativeStream(ctx);
     ZG_ASSIGN_OR_RETURN(walk.bad_index, flag_.Reset(stream));
-    ZG_RETURN_IF_ERROR(CudaLaunchStatus(
-        cuda::LaunchIndexedScatter(x.dtype(), reduction_ == ScatterReduction::kAdd, updates.data(),
-                                   y.data(), updates.numel(), walk, stream),
-        "scatter elements kernel"));
+    ZG_RETURN_IF_ERROR(
+        CudaLaunchStatus(cuda::LaunchIndexedScatter(x.dtype(), OpOf(reduction_), updates.data(),
+                                                    y.data(), updates.numel(), walk, stream),
+                         "scatter elements kernel"));
     return flag_.Check(stream, dim);
   }
 
@@ -190,8 +206,8 @@ class CudaGatherGradKernel final : public AxisKernelBase {
     const cudaStream_t stream = NativeStream(ctx);
     ZG_ASSIGN_OR_RETURN(walk.bad_index, flag_.Reset(stream));
     ZG_RETURN_IF_ERROR(
-        CudaLaunchStatus(cuda::LaunchIndexedScatter(dy.dtype(), /*add=*/true, dy.data(), dx.data(),
-                                                    dy.numel(), walk, stream),
+        CudaLaunchStatus(cuda::LaunchIndexedScatter(dy.dtype(), cuda::ScatterOp::kAdd, dy.data(),
+                                                    dx.data(), dy.numel(), walk, stream),
                          "gather grad kernel"));
     return flag_.Check(stream, at.dim);
   }

@@ -1,5 +1,5 @@
 // The indexed CUDA kernels behind gather_launch.h: grid-stride loops, elements moved as words of
-// their size; scatter-add through atomicAdd.
+// their size; scatter-add through atomicAdd, mul, max and min through compare-and-swap.
 
 #include "runtime/kernels/cuda/device_types.cuh"
 #include "runtime/kernels/cuda/gather_launch.h"
@@ -46,11 +46,60 @@ __device__ __forceinline__ void AtomicAdd(int64_t* at, int64_t v) {
   atomicAdd(reinterpret_cast<unsigned long long*>(at), static_cast<unsigned long long>(v));
 }
 
+// The unsigned integer atomicCAS takes for a T.
+template <size_t kSize>
+struct CasWord;
+template <>
+struct CasWord<2> {
+  using type = unsigned short;
+};
+template <>
+struct CasWord<4> {
+  using type = unsigned int;
+};
+template <>
+struct CasWord<8> {
+  using type = unsigned long long;
+};
+
+// *at = combine(*at, v) atomically, by compare-and-swap (mul, max, min).
+template <typename T, typename Combine>
+__device__ void AtomicCombine(T* at, T v, Combine combine) {
+  using Word = typename CasWord<sizeof(T)>::type;
+  Word* word = reinterpret_cast<Word*>(at);
+  Word old = *word;
+  Word assumed;
+  do {
+    assumed = old;
+    T current;
+    memcpy(&current, &assumed, sizeof(T));
+    const T next = Store<T>(combine(Load(current), Load(v)));
+    Word next_word;
+    memcpy(&next_word, &next, sizeof(T));
+    old = atomicCAS(word, assumed, next_word);
+  } while (old != assumed);
+}
+
 template <typename T>
-__global__ void IndexedAddKernel(const T* updates, T* y, int64_t n, IndexedWalk walk) {
+__global__ void IndexedCombineKernel(const T* updates, T* y, int64_t n, IndexedWalk walk,
+                                     ScatterOp op) {
   for (int64_t i = GlobalThread(); i < n; i += GridThreads()) {
     const int64_t at = IndexedOffset(walk, i);
-    if (at >= 0) AtomicAdd(y + at, updates[i]);
+    if (at < 0) continue;
+    switch (op) {
+      case ScatterOp::kAdd:
+        AtomicAdd(y + at, updates[i]);
+        break;
+      case ScatterOp::kMul:
+        AtomicCombine(y + at, updates[i], [](Arith<T> a, Arith<T> b) { return a * b; });
+        break;
+      case ScatterOp::kMax:
+        AtomicCombine(y + at, updates[i], [](Arith<T> a, Arith<T> b) { return a < b ? b : a; });
+        break;
+      default:
+        AtomicCombine(y + at, updates[i], [](Arith<T> a, Arith<T> b) { return b < a ? b : a; });
+        break;
+    }
   }
 }
 
@@ -100,10 +149,10 @@ cudaError_t LaunchIndexedGather(size_t element_size, const void* x, void* y, int
   });
 }
 
-cudaError_t LaunchIndexedScatter(DataType dtype, bool add, const void* updates, void* y, int64_t n,
-                                 const IndexedWalk& walk, cudaStream_t stream) {
+cudaError_t LaunchIndexedScatter(DataType dtype, ScatterOp op, const void* updates, void* y,
+                                 int64_t n, const IndexedWalk& walk, cudaStream_t stream) {
   if (n == 0) return cudaSuccess;
-  if (!add) {
+  if (op == ScatterOp::kStore) {
     return ByWord(ElementSize(dtype), [&](auto word) {
       using Word = decltype(word);
       IndexedStoreKernel<Word><<<GridFor(n), kBlock, 0, stream>>>(static_cast<const Word*>(updates),
@@ -114,8 +163,8 @@ cudaError_t LaunchIndexedScatter(DataType dtype, bool add, const void* updates, 
   return DispatchDtype<float, double, __half, __nv_bfloat16, int32_t, int64_t>(
       dtype, [&](auto tag) {
         using T = decltype(tag);
-        IndexedAddKernel<T><<<GridFor(n), kBlock, 0, stream>>>(static_cast<const T*>(updates),
-                                                               static_cast<T*>(y), n, walk);
+        IndexedCombineKernel<T><<<GridFor(n), kBlock, 0, stream>>>(static_cast<const T*>(updates),
+                                                                   static_cast<T*>(y), n, walk, op);
         return cudaGetLastError();
       });
 }

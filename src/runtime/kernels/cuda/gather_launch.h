@@ -33,10 +33,14 @@ struct IndexedWalk {
 cudaError_t LaunchIndexedGather(size_t element_size, const void* x, void* y, int64_t n,
                                 const IndexedWalk& walk, cudaStream_t stream);
 
-// y[base(i) + k·axis_stride] = updates[i] (add: +=, atomically, for fp32, fp64, fp16, bf16, int32,
-// int64; plain stores take any element size): ScatterElements, GatherGrad.
-cudaError_t LaunchIndexedScatter(DataType dtype, bool add, const void* updates, void* y, int64_t n,
-                                 const IndexedWalk& walk, cudaStream_t stream);
+// How a scattered update combines with the element it lands on.
+enum class ScatterOp { kStore, kAdd, kMul, kMax, kMin };
+
+// y[base(i) + k·axis_stride] = updates[i], or combined with it atomically (add, mul, max, min:
+// fp32, fp64, fp16, bf16, int32, int64; plain stores take any element size): ScatterElements,
+// GatherGrad.
+cudaError_t LaunchIndexedScatter(DataType dtype, ScatterOp op, const void* updates, void* y,
+                                 int64_t n, const IndexedWalk& walk, cudaStream_t stream);
 
 // Trilu over `matrices` matrices of rows × cols: y keeps x where j - i >= k (upper) or
 // j - i <= k, else 0.
