@@ -178,6 +178,7 @@ const OpContracts& OpContracts::Get() {
     if (status.ok()) status = contracts::AddDataMovementContracts(*built);
     if (status.ok()) status = contracts::AddTrainingContracts(*built);
     if (status.ok()) status = contracts::AddZerographContracts(*built);
+    if (status.ok()) status = contracts::AddReductionContracts(*built);
     // The lists are ours: a malformed one is a bug every test finds at once.
     ZG_CHECK(status.ok(), status.ToString());
     return built;

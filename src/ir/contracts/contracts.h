@@ -42,6 +42,8 @@ Status AddStandardContracts(OpContracts& contracts);
 Status AddDataMovementContracts(OpContracts& contracts);
 Status AddTrainingContracts(OpContracts& contracts);
 Status AddZerographContracts(OpContracts& contracts);
+// Reductions, ArgMax/ArgMin, softmax and normalization (reduction_contracts.cc).
+Status AddReductionContracts(OpContracts& contracts);
 
 }  // namespace zerograph::contracts
 
