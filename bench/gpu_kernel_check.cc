@@ -358,6 +358,75 @@ std::vector<Case> CasesFor(const KernelKey& key, Inputs& in) {
                  1,
                  {Attr("perm", std::vector<int64_t>{2, 0, 3, 1})}}};
   }
+  // Data movement: views, strided gathers, 2-D copies and indexed kernels.
+  if (op == "Shape" || op == "Size") return {Case{"[2,3,5]", {in.Random(d, {2, 3, 5}, 0, 100)}}};
+  if (op == "Squeeze")
+    return {Case{"[2,1,5] axes [1]", {in.Random(d, {2, 1, 5}, 0, 100), in.Int64s({1})}}};
+  if (op == "Unsqueeze")
+    return {Case{"[2,5] axes [0,2]", {in.Random(d, {2, 5}, 0, 100), in.Int64s({0, 2})}}};
+  if (op == "Flatten")
+    return {
+        Case{"[2,3,5] axis 2", {in.Random(d, {2, 3, 5}, 0, 100)}, 1, {Attr("axis", int64_t{2})}}};
+  if (op == "Expand") {
+    return {Case{"[3,1] to [2,3,1001]", {in.Random(d, {3, 1}, 0, 100), in.Int64s({2, 1, 1001})}}};
+  }
+  if (op == "Tile")
+    return {Case{"[3,33] x [2,3]", {in.Random(d, {3, 33}, 0, 100), in.Int64s({2, 3})}}};
+  if (op == "Slice") {
+    const DeviceTensor x = in.Random(d, {6, 7, 9}, 0, 100);
+    return {
+        Case{"[6,7,9] [1:5, ::-2]",
+             {x, in.Int64s({1, -1}), in.Int64s({5, -100}), in.Int64s({0, 2}), in.Int64s({1, -2})}},
+        Case{"[6,7,9] rows [2:4]", {x, in.Int64s({2}), in.Int64s({4})}}};
+  }
+  if (op == "Split") {
+    return {Case{"[4,1001] axis 1 into [1,1000]",
+                 {in.Random(d, {4, 1001}, 0, 100), in.Int64s({1, 1000})},
+                 2,
+                 {Attr("axis", int64_t{1})}}};
+  }
+  if (op == "Concat") {
+    return {Case{"[3,5,7] ++ [3,2,7] axis 1",
+                 {in.Random(d, {3, 5, 7}, 0, 100), in.Random(d, {3, 2, 7}, 0, 100)},
+                 1,
+                 {Attr("axis", int64_t{1})}}};
+  }
+  if (op == "Range") {
+    return {Case{"0 to 1000 by 3", {in.Scalar(d, 0), in.Scalar(d, 1000), in.Scalar(d, 3)}}};
+  }
+  if (op == "ConstantOfShape") return {Case{"[33,65] of 0", {in.Int64s({33, 65})}}};
+  if (op == "Gather") {
+    return {Case{"[7,33,5] axis 1, [2,3] indices",
+                 {in.Random(d, {7, 33, 5}, 0, 100),
+                  in.Make(DataType::kInt64, {2, 3}, {0, -1, 32, 5, 5, 17})},
+                 1,
+                 {Attr("axis", int64_t{1})}}};
+  }
+  if (op == "GatherElements") {
+    return {Case{"[5,7] axis 1",
+                 {in.Random(d, {5, 7}, 0, 100), in.Random(DataType::kInt64, {5, 3}, -7, 7)},
+                 1,
+                 {Attr("axis", int64_t{1})}}};
+  }
+  if (op == "ScatterElements") {
+    // Distinct indices per column: the order of stores does not matter.
+    return {Case{"[4,6] axis 0",
+                 {in.Random(d, {4, 6}, 0, 100),
+                  in.Make(DataType::kInt64, {2, 6}, {0, 1, 2, 3, 0, 1, 3, 2, 1, 0, 3, 2}),
+                  in.Random(d, {2, 6}, 0, 100)}}};
+  }
+  if (op == "Trilu")
+    return {Case{"[3,17,33] upper k 2", {in.Random(d, {3, 17, 33}, 0, 100), in.Int64s({2})}}};
+  if (op == "CastLike") {
+    return {Case{"[1001] like float",
+                 {in.Random(d, {1001}, 0, d == DataType::kBool ? 2 : 100),
+                  in.Random(DataType::kFloat32, {1})}}};
+  }
+  if (op == "GatherGrad") {
+    return {Case{"[9,17] axis 0, 6 rows, repeats",
+                 {in.Int64s({9, 17}), in.Make(DataType::kInt64, {6}, {0, 3, 3, -1, 8, 0}),
+                  in.Random(d, {6, 17})}}};
+  }
   if (op == "Constant") {
     return {Case{"value_floats [5]",
                  {},

@@ -182,6 +182,7 @@ const OpContracts& OpContracts::Get() {
   static const OpContracts* const contracts = [] {
     auto* built = new OpContracts;
     Status status = contracts::AddStandardContracts(*built);
+    if (status.ok()) status = contracts::AddDataMovementContracts(*built);
     if (status.ok()) status = contracts::AddTrainingContracts(*built);
     if (status.ok()) status = contracts::AddZerographContracts(*built);
     if (status.ok()) status = contracts::AddReductionContracts(*built);

@@ -324,6 +324,67 @@ TEST_F(CudaKernelsTest, FusedBufferOpsMatchCpu) {
   }
 }
 
+// The data-movement and indexed ops move the same bytes as the CPU's (GatherGrad's atomic adds
+// may sum repeated rows in another order: one rounding of slack).
+TEST_F(CudaKernelsTest, DataMovementMatchesCpu) {
+  // Scatter targets [4,6,5] along axis 1 from [2,2,5]: element (a, b, c) goes to row 3·b + a,
+  // distinct per (a, c), so that reduction "none" does not depend on the order of stores.
+  std::vector<double> rows_of(20);
+  for (size_t i = 0; i < rows_of.size(); ++i) {
+    rows_of[i] = static_cast<double>(3 * ((i / 5) % 2) + i / 10);
+  }
+  const DeviceTensor distinct = cpu_.MakeTensor(DataType::kInt64, {2, 2, 5}, rows_of);
+  auto ints = [&](std::vector<double> values) {
+    return cpu_.MakeTensor(DataType::kInt64, {static_cast<int64_t>(values.size())}, values);
+  };
+  for (DataType dtype : {DataType::kFloat32, DataType::kFloat16, DataType::kInt8}) {
+    const DeviceTensor x = cpu_.Random(dtype, {4, 6, 5}, 40, 0, 100);
+    ExpectSame("", "Shape", {x}, 1, {Attr("start", int64_t{1})}, 0);
+    ExpectSame("", "Size", {x}, 1, {}, 0);
+    ExpectSame("", "Expand", {cpu_.Random(dtype, {6, 1}, 41, 0, 100), ints({4, 6, 7})}, 1, {}, 0);
+    ExpectSame("", "Tile", {x, ints({2, 1, 3})}, 1, {}, 0);
+    ExpectSame("", "Slice", {x, ints({1, -1}), ints({3, -100}), ints({0, 2}), ints({1, -2})}, 1, {},
+               0);
+    ExpectSame("", "Split", {x, ints({2, 4})}, 2, {Attr("axis", int64_t{1})}, 0);
+    ExpectSame("", "Concat", {x, cpu_.Random(dtype, {4, 2, 5}, 42, 0, 100)}, 1,
+               {Attr("axis", int64_t{1})}, 0);
+    ExpectSame("", "Unsqueeze", {x, ints({0})}, 1, {}, 0);
+    ExpectSame("", "Trilu", {x, ints({1})}, 1, {Attr("upper", int64_t{0})}, 0);
+    const DeviceTensor rows = cpu_.MakeTensor(DataType::kInt32, {2, 2}, {0, -1, 5, 2});
+    ExpectSame("", "Gather", {x, rows}, 1, {Attr("axis", int64_t{1})}, 0);
+    const DeviceTensor elements =
+        cpu_.MakeTensor(DataType::kInt64, {2, 2, 5}, std::vector<double>(20, 3));
+    ExpectSame("", "GatherElements", {x, elements}, 1, {Attr("axis", int64_t{1})}, 0);
+    const DeviceTensor updates = cpu_.Random(dtype, {2, 2, 5}, 43, 0, 2);
+    // int8 has no atomic reduction on CUDA.
+    for (const char* reduction : {"none", "add", "mul", "max", "min"}) {
+      if (dtype == DataType::kInt8 && std::string_view(reduction) != "none") continue;
+      ExpectSame("", "ScatterElements", {x, distinct, updates}, 1,
+                 {Attr("axis", int64_t{1}), Attr("reduction", reduction)}, 1e-2);
+    }
+    ExpectSame("", "CastLike", {x, cpu_.Random(DataType::kFloat32, {1}, 44)}, 1, {}, 0);
+  }
+  ExpectSame(
+      "", "Range",
+      {cpu_.MakeTensor(DataType::kInt32, {}, {3}), cpu_.MakeTensor(DataType::kInt32, {}, {50}),
+       cpu_.MakeTensor(DataType::kInt32, {}, {4})},
+      1, {}, 0);
+  ExpectSame("", "ConstantOfShape", {ints({3, 4})}, 1, {}, 0);
+  for (DataType dtype : kFloatDtypes) {
+    const DeviceTensor indices = cpu_.MakeTensor(DataType::kInt64, {4}, {1, -1, 1, 0});
+    ExpectSame("com.microsoft", "GatherGrad",
+               {ints({5, 3}), indices, cpu_.Random(dtype, {4, 3}, 45)}, 1, {},
+               UnitRoundoff(dtype) * 4);
+  }
+  // An index out of range is an error naming the node, not a crash.
+  const DeviceTensor x = cpu_.Random(DataType::kFloat32, {3, 2}, 46);
+  const DeviceTensor bad = cpu_.MakeTensor(DataType::kInt64, {1}, {3});
+  Node* node = cpu_.MakeNode("", "Gather", {x, bad}, 1, {});
+  StatusOr<std::vector<DeviceTensor>> out = cuda_->Run(*node, {x, bad});
+  ASSERT_FALSE(out.ok());
+  EXPECT_NE(out.status().ToString().find("out of range"), std::string::npos);
+}
+
 // The other reductions and ArgMax/ArgMin (axes as attributes, opset 17): accumulators as on the
 // CPU; the results one rounding apart, indices equal.
 TEST_F(CudaKernelsTest, ReductionFamilyMatchesCpu) {

@@ -163,6 +163,10 @@ struct OpContract {
   std::optional<OptimizerLayout> optimizer;
   NodeCheck check = nullptr;
   OpMemory memory;
+  // For ops whose one int64 output follows from the inputs' shapes alone (Shape, Size): its
+  // values. The executor computes them while planning, so the shape functions of their readers
+  // (Reshape's shape) know them; the kernels call it too.
+  StatusOr<std::vector<int64_t>> (*values_from_shapes)(const ShapeContext&) = nullptr;
 
   // The type constraint named `type`, or null.
   const TypeConstraint* FindConstraint(std::string_view type) const;

@@ -46,6 +46,7 @@ inline constexpr DataType kFloat32Type[] = {kFloat32};
 inline constexpr DataType kIndexTypes[] = {kInt32, kInt64};
 
 Status AddStandardContracts(OpContracts& contracts);
+Status AddDataMovementContracts(OpContracts& contracts);
 Status AddTrainingContracts(OpContracts& contracts);
 Status AddZerographContracts(OpContracts& contracts);
 // Reductions, ArgMax/ArgMin, softmax and normalization (reduction_contracts.cc).

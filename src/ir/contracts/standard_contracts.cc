@@ -186,85 +186,6 @@ StatusOr<std::vector<TensorSpec>> GemmShape(const ShapeContext& ctx) {
   return std::vector<TensorSpec>{{a->dtype, out}};
 }
 
-// --- Data movement.
-
-// Reshape per ONNX: 0 copies a dimension unless `allowzero`, -1 is inferred.
-StatusOr<std::vector<TensorSpec>> ReshapeShape(const ShapeContext& ctx) {
-  ZG_ASSIGN_OR_RETURN(const TensorSpec* x, ctx.Required(0));
-  const HostValue* value = ctx.value(1);
-  ZG_RETURN_IF_NOT(value != nullptr, "the shape input must be a constant");
-  ZG_ASSIGN_OR_RETURN(std::vector<int64_t> requested, ReadInts(*value, "shape"));
-  int64_t allowzero = 0;
-  if (ctx.node->HasAttribute("allowzero")) {
-    ZG_ASSIGN_OR_RETURN(allowzero, ContractInt(*ctx.node, "allowzero"));
-  }
-  const Shape& input = x->shape;
-  Shape out(requested.size());
-  int64_t inferred = -1;
-  int64_t known = 1;
-  for (size_t i = 0; i < requested.size(); ++i) {
-    const int64_t d = requested[i];
-    if (d == -1) {
-      ZG_RETURN_IF_NOT(inferred < 0, "shape ", ShapeToString(requested), " has two -1");
-      inferred = static_cast<int64_t>(i);
-      continue;
-    }
-    if (d == 0 && allowzero == 0) {
-      ZG_RETURN_IF_NOT(i < input.size(), "shape ", ShapeToString(requested), " copies dimension ",
-                       i, " of ", ShapeToString(input), ", which has none");
-      out[i] = input[i];
-    } else {
-      ZG_RETURN_IF_NOT(d >= 0, "shape ", ShapeToString(requested), " has a negative dimension");
-      out[i] = d;
-    }
-    known *= out[i];
-  }
-  const int64_t total = NumElements(input);
-  if (inferred >= 0) {
-    ZG_RETURN_IF_NOT(known != 0 && total % known == 0, "cannot infer -1 in shape ",
-                     ShapeToString(requested), " for ", total, " elements");
-    out[static_cast<size_t>(inferred)] = total / known;
-  }
-  ZG_RETURN_IF_NOT(NumElements(out) == total, "cannot reshape ", ShapeToString(input), " to ",
-                   ShapeToString(requested));
-  return std::vector<TensorSpec>{{x->dtype, std::move(out)}};
-}
-
-OpContract Reshape(int since_version) {
-  OpContract contract{"",
-                      "Reshape",
-                      since_version,
-                      {{"data", "T"}, {"shape", "tensor(int64)", kSingle, /*host=*/true}},
-                      {{"reshaped", "T"}},
-                      {},
-                      {{"T", kAllTypes}, {"tensor(int64)", kInt64Type}},
-                      ReshapeShape};
-  if (since_version >= 14) {
-    contract.attributes.push_back({"allowzero", AttributeType::kInt, false, int64_t{0}});
-  }
-  return contract;
-}
-
-StatusOr<std::vector<TensorSpec>> TransposeShape(const ShapeContext& ctx) {
-  ZG_ASSIGN_OR_RETURN(const TensorSpec* x, ctx.Required(0));
-  std::optional<std::vector<int64_t>> perm;
-  if (ctx.node->HasAttribute("perm")) {
-    ZG_ASSIGN_OR_RETURN(perm, ContractInts(*ctx.node, "perm"));
-  }
-  ZG_ASSIGN_OR_RETURN(std::vector<int64_t> axes, TransposePerm(perm, x->shape.size()));
-  Shape out(axes.size());
-  for (size_t i = 0; i < axes.size(); ++i) out[i] = x->shape[static_cast<size_t>(axes[i])];
-  return std::vector<TensorSpec>{{x->dtype, std::move(out)}};
-}
-
-StatusOr<std::vector<TensorSpec>> CastShape(const ShapeContext& ctx) {
-  ZG_ASSIGN_OR_RETURN(const TensorSpec* x, ctx.Required(0));
-  ZG_ASSIGN_OR_RETURN(int64_t to, ContractInt(*ctx.node, "to"));
-  std::optional<DataType> target = DataTypeFromOnnx(static_cast<int32_t>(to));
-  ZG_RETURN_IF_NOT(target.has_value(), "attribute 'to' = ", to, " is not a data type");
-  return std::vector<TensorSpec>{{*target, x->shape}};
-}
-
 // The value's dtype and shape, from whichever `value*` attribute the node has.
 StatusOr<std::vector<TensorSpec>> ConstantShape(const ShapeContext& ctx) {
   const Node& node = *ctx.node;
@@ -317,32 +238,6 @@ Status AddStandardContracts(OpContracts& contracts) {
                                      {"transB", AttributeType::kInt, false, int64_t{0}}},
                                     {{"T", kMatMulTypes}},
                                     GemmShape}));
-  ZG_RETURN_IF_ERROR(contracts.Add({"",
-                                    "Identity",
-                                    1,
-                                    {{"input", "T"}},
-                                    {{"output", "T"}},
-                                    {},
-                                    {{"T", kAllTypes}},
-                                    SameAsFirstInput}));
-  ZG_RETURN_IF_ERROR(contracts.Add(Reshape(5)));
-  ZG_RETURN_IF_ERROR(contracts.Add(Reshape(14)));
-  ZG_RETURN_IF_ERROR(contracts.Add({"",
-                                    "Transpose",
-                                    1,
-                                    {{"data", "T"}},
-                                    {{"transposed", "T"}},
-                                    {{"perm", AttributeType::kInts, false, {}}},
-                                    {{"T", kAllTypes}},
-                                    TransposeShape}));
-  ZG_RETURN_IF_ERROR(contracts.Add({"",
-                                    "Cast",
-                                    6,
-                                    {{"input", "T1"}},
-                                    {{"output", "T2"}},
-                                    {{"to", AttributeType::kInt, /*required=*/true, {}}},
-                                    {{"T1", kAllTypes}, {"T2", kAllTypes}},
-                                    CastShape}));
   // Exactly one of the value attributes; ConstantShape says which ones it does not support.
   return contracts.Add({"",
                         "Constant",

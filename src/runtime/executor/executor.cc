@@ -120,6 +120,14 @@ class Executor::Impl {
   Status AssignBuffers();
   Status BuildSchedule();
   Status Materialize(const Value& value);
+  // Whether `value` is known before any step runs: an initializer or a value computed while
+  // planning (a Constant's, a Shape's, small integer arithmetic on them).
+  bool KnownAtPlanning(const Value& value) const;
+  // Whether `node`, with outputs `infos`, is computed once while planning: small integer outputs
+  // (shape arithmetic: Shape -> Gather -> Concat -> Reshape) from values known then.
+  bool FoldsWhilePlanning(const Node& node, std::span<const OutputInfo> infos) const;
+  // Computes `planned`'s outputs now and keeps them for every step.
+  Status ComputeWhilePlanning(PlannedNode& planned, std::span<const TensorSpec* const> input_specs);
   StatusOr<const DeviceTensor*> HostMirror(const Value& value, const Node& reader);
   // Whether `kernel` reads input `i` from a host mirror (the device is not host accessible).
   bool ReadsFromHostMirror(const OpKernel& kernel, size_t i) const;
@@ -157,6 +165,8 @@ class Executor::Impl {
   std::unordered_map<int64_t, int64_t> shard_only_;  // value id -> shard elements
   std::set<int64_t> binding_targets_;                // value ids of initializers bound to
   std::set<int64_t> binding_sources_;
+  // Values computed while planning (ComputeWhilePlanning), by id.
+  std::set<int64_t> known_at_planning_;
   MemoryReport memory_;
   int64_t step_ = 0;
   std::mutex trace_mutex_;
@@ -330,8 +340,7 @@ Status Executor::Impl::PlaceNode(int64_t index, const Node& node, const KernelRe
     const Value* input = node.input(i);
     if (input == nullptr) continue;
     // Shape inference may read constants only: inputs are filled after planning, every step.
-    const bool constant = input->initializer() != nullptr ||
-                          (input->producer() != nullptr && input->producer()->num_inputs() == 0);
+    const bool constant = KnownAtPlanning(*input);
     const DeviceTensor* tensor = &tensors_[static_cast<size_t>(input->id())];
     if (ReadsFromHostMirror(*kernel, i)) {
       ZG_ASSIGN_OR_RETURN(tensor, HostMirror(*input, node));
@@ -411,23 +420,75 @@ Status Executor::Impl::PlaceNode(int64_t index, const Node& node, const KernelRe
   planned.elided = elided;
   ZG_ASSIGN_OR_RETURN(planned.stream, StreamFor(node.stream()));
   planned_index_[&node] = planned_.size() - 1;
-  if (node.num_inputs() == 0) {
-    // Constants are computed once, now, so shape inference can read them (ReduceSum's axes).
-    for (const Value* output : node.outputs()) {
-      Root& root =
-          roots_[static_cast<size_t>(placements_[static_cast<size_t>(output->id())]->root)];
-      root.persistent = true;
+  if (node.num_inputs() == 0 || planned.kernel->contract()->values_from_shapes != nullptr ||
+      FoldsWhilePlanning(node, infos)) {
+    ZG_RETURN_IF_ERROR(ComputeWhilePlanning(planned, input_specs));
+  }
+  return Status::Ok();
+}
+
+bool Executor::Impl::KnownAtPlanning(const Value& value) const {
+  return value.initializer() != nullptr || known_at_planning_.count(value.id()) > 0;
+}
+
+bool Executor::Impl::FoldsWhilePlanning(const Node& node, std::span<const OutputInfo> infos) const {
+  // Shape arithmetic only: a float node on constants may be random (Dropout) or large.
+  constexpr int64_t kMaxElements = 4096;
+  for (const OutputInfo& info : infos) {
+    const DataType dtype = info.spec.dtype;
+    if ((dtype != DataType::kInt64 && dtype != DataType::kInt32 && dtype != DataType::kBool) ||
+        NumElements(info.spec.shape) > kMaxElements) {
+      return false;
+    }
+  }
+  for (const Value* output : node.outputs()) {
+    if (output == nullptr) return false;  // kernels run with every output
+  }
+  for (const Value* input : node.inputs()) {
+    // An initializer the state binding updates changes between steps.
+    if (input != nullptr && (!KnownAtPlanning(*input) || binding_targets_.count(input->id()) > 0)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+Status Executor::Impl::ComputeWhilePlanning(PlannedNode& planned,
+                                            std::span<const TensorSpec* const> input_specs) {
+  const Node& node = *planned.node;
+  std::vector<DeviceTensor*> outputs;
+  for (const Value* output : node.outputs()) {
+    if (output == nullptr) continue;
+    Root& root = roots_[static_cast<size_t>(placements_[static_cast<size_t>(output->id())]->root)];
+    root.persistent = true;
+    if (root.buffer == nullptr) {  // else a view of a value already computed
       memory_.parameters_and_states += root.bytes;
       ZG_ASSIGN_OR_RETURN(root.buffer, device_.Allocate(root.bytes));
-      ZG_RETURN_IF_ERROR(Materialize(*output));
     }
-    std::vector<DeviceTensor*> outputs;
-    for (const Value* output : node.outputs())
-      outputs.push_back(&tensors_[static_cast<size_t>(output->id())]);
-    ZG_RETURN_IF_ERROR(planned.kernel->Compute(KernelContext{{}, outputs, planned.stream, &comm_}));
-    ZG_RETURN_IF_ERROR(planned.stream->Synchronize());
-    planned.elided = true;
+    ZG_RETURN_IF_ERROR(Materialize(*output));
+    outputs.push_back(&tensors_[static_cast<size_t>(output->id())]);
+    known_at_planning_.insert(output->id());
   }
+  const OpKernel& kernel = *planned.kernel;
+  if (auto values_from_shapes = kernel.contract()->values_from_shapes) {
+    StatusOr<std::vector<int64_t>> values =
+        values_from_shapes(ShapeContext{&node, input_specs, {}, comm_.size()});
+    if (!values.ok()) return std::move(values).status().WithContext(Label(node));
+    ZG_RETURN_IF_ERROR(device_.CopyFromHost(std::as_bytes(std::span(*values)), *outputs[0]));
+  } else {
+    std::vector<const DeviceTensor*> inputs(node.num_inputs(), nullptr);
+    for (size_t i = 0; i < node.num_inputs(); ++i) {
+      const Value* input = node.input(i);
+      if (input == nullptr) continue;
+      inputs[i] = &tensors_[static_cast<size_t>(input->id())];
+      if (ReadsFromHostMirror(kernel, i)) {
+        ZG_ASSIGN_OR_RETURN(inputs[i], HostMirror(*input, node));
+      }
+    }
+    ZG_RETURN_IF_ERROR(kernel.Compute(KernelContext{inputs, outputs, planned.stream, &comm_}));
+    ZG_RETURN_IF_ERROR(planned.stream->Synchronize());
+  }
+  planned.elided = true;
   return Status::Ok();
 }
 
@@ -443,8 +504,7 @@ bool Executor::Impl::ReadsFromHostMirror(const OpKernel& kernel, size_t i) const
 // wait inside the step.
 StatusOr<const DeviceTensor*> Executor::Impl::HostMirror(const Value& value, const Node& reader) {
   if (auto it = host_mirrors_.find(value.id()); it != host_mirrors_.end()) return &it->second;
-  const bool constant = value.initializer() != nullptr ||
-                        (value.producer() != nullptr && value.producer()->num_inputs() == 0);
+  const bool constant = KnownAtPlanning(value);
   if ((!constant && !value.is_graph_input()) || binding_targets_.count(value.id()) > 0) {
     return UnimplementedError(
         StrCat(Label(reader), " reads '", value.name(), "' on the host, but ", device_.name(),

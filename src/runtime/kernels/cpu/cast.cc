@@ -67,9 +67,42 @@ class CastKernel final : public CastKernelBase {
   CastFn fn_;
 };
 
+// CastLike: Cast to the dtype of input 1, which the kernel learns when it runs.
+class CastLikeKernel final : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+
+ protected:
+  Status PlanOutputs(const ShapeContext& ctx, std::span<OutputInfo> outputs) const override {
+    if (ctx.input(0)->dtype == ctx.input(1)->dtype) outputs[0].view = OutputInfo::View{0, 0};
+    return Status::Ok();
+  }
+  Status ComputeImpl(const KernelContext& ctx) const override {
+    const DeviceTensor& x = *ctx.inputs[0];
+    const DataType target = ctx.inputs[1]->dtype();
+    if (target == x.dtype()) {
+      CopyUnlessSame(x, *ctx.outputs[0]);
+      return Status::Ok();
+    }
+    StatusOr<CastFn> fn = DispatchDtypes(CastDtypes{}, x.dtype(), [&](auto src) {
+      return DispatchDtypes(CastDtypes{}, target, [&](auto dst) -> StatusOr<CastFn> {
+        return &CastLoop<decltype(src), decltype(dst)>;
+      });
+    });
+    if (!fn.ok()) {
+      return UnimplementedError(StrCat("CastLike from ", DataTypeName(x.dtype()), " to ",
+                                       DataTypeName(target), " is not supported"));
+    }
+    (*fn)(x.data(), ctx.outputs[0]->data(), x.numel());
+    return Status::Ok();
+  }
+};
+
 }  // namespace
 
 Status RegisterCpuCastKernels(KernelRegistry& registry) {
+  ZG_RETURN_IF_ERROR(registry.Register(
+      {"", "CastLike", DeviceType::kCpu, CastDtypes::Vector(), 0, {}, MakeKernel<CastLikeKernel>}));
   return registry.Register(
       {"", "Cast", DeviceType::kCpu, CastDtypes::Vector(), 0, {}, &CastKernel::Create});
 }

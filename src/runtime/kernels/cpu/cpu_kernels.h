@@ -14,8 +14,10 @@ Status RegisterCpuArgReduceKernels(KernelRegistry& registry);    // ArgMax ArgMi
 Status RegisterCpuSoftmaxKernels(KernelRegistry& registry);      // Softmax LogSoftmax, gradients
 Status RegisterCpuLayerNormKernels(KernelRegistry& registry);    // LayerNormalization, RMS, grads
 Status RegisterCpuShapeKernels(KernelRegistry& registry);  // Identity Reshape Transpose Constant
-Status RegisterCpuCastKernels(KernelRegistry& registry);   // Cast
-Status RegisterCpuOptimizerKernels(KernelRegistry& registry);      // AdamW SGD
+Status RegisterCpuCastKernels(KernelRegistry& registry);   // Cast CastLike
+Status RegisterCpuDataMovementKernels(KernelRegistry& registry);  // Slice Concat Expand Shape ...
+Status RegisterCpuGatherKernels(KernelRegistry& registry);        // Gather Scatter Trilu GatherGrad
+Status RegisterCpuOptimizerKernels(KernelRegistry& registry);     // AdamW SGD
 Status RegisterCpuOnnxOptimizerKernels(KernelRegistry& registry);  // Adam Momentum Adagrad
 Status RegisterCpuFusedBufferKernels(KernelRegistry& registry);  // CoalesceTensors TensorViews ...
 Status RegisterCpuCollectiveKernels(KernelRegistry& registry);  // ReduceScatter AllGather AllReduce

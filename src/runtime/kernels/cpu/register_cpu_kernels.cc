@@ -16,6 +16,8 @@ Status RegisterCpuKernels(KernelRegistry& registry) {
   ZG_RETURN_IF_ERROR(RegisterCpuLayerNormKernels(registry));
   ZG_RETURN_IF_ERROR(RegisterCpuShapeKernels(registry));
   ZG_RETURN_IF_ERROR(RegisterCpuCastKernels(registry));
+  ZG_RETURN_IF_ERROR(RegisterCpuDataMovementKernels(registry));
+  ZG_RETURN_IF_ERROR(RegisterCpuGatherKernels(registry));
   ZG_RETURN_IF_ERROR(RegisterCpuOptimizerKernels(registry));
   ZG_RETURN_IF_ERROR(RegisterCpuOnnxOptimizerKernels(registry));
   ZG_RETURN_IF_ERROR(RegisterCpuFusedBufferKernels(registry));

@@ -14,6 +14,7 @@ Status RegisterCudaReduceKernels(KernelRegistry& registry);        // reductions
 Status RegisterCudaSoftmaxKernels(KernelRegistry& registry);       // Softmax LogSoftmax, gradients
 Status RegisterCudaLayerNormKernels(KernelRegistry& registry);     // LayerNormalization, RMS, grads
 Status RegisterCudaDataMovementKernels(KernelRegistry& registry);  // shape ops, fused buffers
+Status RegisterCudaGatherKernels(KernelRegistry& registry);     // Gather Scatter Trilu GatherGrad
 Status RegisterCudaOptimizerKernels(KernelRegistry& registry);  // AdamW SGD Adam Momentum Adagrad
 
 // The element-wise ops outside elementwise_ops.h's tables (elementwise_attr_ops.cc): LeakyRelu Gelu

@@ -12,6 +12,7 @@ Status RegisterCudaKernels(KernelRegistry& registry) {
   ZG_RETURN_IF_ERROR(RegisterCudaSoftmaxKernels(registry));
   ZG_RETURN_IF_ERROR(RegisterCudaLayerNormKernels(registry));
   ZG_RETURN_IF_ERROR(RegisterCudaDataMovementKernels(registry));
+  ZG_RETURN_IF_ERROR(RegisterCudaGatherKernels(registry));
   ZG_RETURN_IF_ERROR(RegisterCudaOptimizerKernels(registry));
   // The collectives only call the communicator (NCCL on a GPU): the CPU's kernels serve as they
   // are.
