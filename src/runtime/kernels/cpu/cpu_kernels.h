@@ -16,6 +16,10 @@ Status RegisterCpuOptimizerKernels(KernelRegistry& registry);      // AdamW SGD
 Status RegisterCpuOnnxOptimizerKernels(KernelRegistry& registry);  // Adam Momentum Adagrad
 Status RegisterCpuFusedBufferKernels(KernelRegistry& registry);  // CoalesceTensors TensorViews ...
 Status RegisterCpuCollectiveKernels(KernelRegistry& registry);  // ReduceScatter AllGather AllReduce
+Status RegisterCpuLossKernels(KernelRegistry& registry);  // SoftmaxCrossEntropyLoss NLL and grads
+Status RegisterCpuDropoutKernels(KernelRegistry& registry);      // Dropout DropoutGrad
+Status RegisterCpuFusedMatMulKernels(KernelRegistry& registry);  // FusedMatMul
+Status RegisterCpuAccumulatorKernels(KernelRegistry& registry);  // InPlaceAccumulatorV2
 
 }  // namespace zerograph::runtime
 
