@@ -36,6 +36,8 @@ class KernelRunner {
     nranks_ = nranks;
   }
   void set_communicator(Communicator* comm) { comm_ = comm; }
+  // The executor's run number kernels see (KernelContext::step).
+  void set_step(int64_t step) { step_ = step; }
 
   // A node `op` in `domain` whose inputs have the types of `inputs` (an empty tensor is an
   // omitted optional input) and `num_outputs` outputs.
@@ -72,6 +74,7 @@ class KernelRunner {
   int rank_ = 0;
   int nranks_ = 1;
   Communicator* comm_ = nullptr;
+  int64_t step_ = 0;
 };
 
 // The elements of a tensor as doubles, whatever its dtype.
@@ -85,7 +88,8 @@ void ExpectNear(const std::vector<double>& actual, const std::vector<double>& ex
                 double atol, std::string_view what = "");
 
 // Central differences of a scalar function: g[i] = (f(x + h·e_i) - f(x - h·e_i)) / 2h. For
-// checking a gradient kernel against its forward kernel (run f in double where the kernel takes it).
+// checking a gradient kernel against its forward kernel (run f in double where the kernel takes
+// it).
 std::vector<double> NumericGradient(const std::function<double(const std::vector<double>&)>& f,
                                     std::vector<double> x, double h = 1e-6);
 

@@ -8,10 +8,9 @@
 #include <optional>
 
 #include "runtime/kernels/kernel_util.h"
+#include "runtime/kernels/loss_reduction.h"
 
 namespace zerograph::runtime {
-
-enum class LossReduction { kNone, kSum, kMean };
 
 struct LossAttrs {
   LossReduction reduction = LossReduction::kMean;
