@@ -21,13 +21,17 @@ using testing::KernelRunner;
 using testing::UnitRoundoff;
 using testing::Values;
 
-// The host inputs a CUDA kernel has beyond its CPU twin: the optimizers' step scalars.
+// The host inputs a CUDA kernel has beyond its CPU twin: the optimizers' step scalars, Dropout's
+// ratio and training mode, the accumulator's overwrite flag.
 const std::map<std::pair<std::string, std::string>, std::vector<int>> kExtraCudaHostInputs = {
     {{"org.zerograph", "AdamW"}, {0, 1}},
     {{"org.zerograph", "SGD"}, {0}},
     {{"ai.onnx.preview.training", "Adam"}, {0, 1}},
     {{"ai.onnx.preview.training", "Momentum"}, {0, 1}},
     {{"ai.onnx.preview.training", "Adagrad"}, {0, 1}},
+    {{"", "Dropout"}, {1, 2}},
+    {{"com.microsoft", "DropoutGrad"}, {2, 3}},
+    {{"com.microsoft", "InPlaceAccumulatorV2"}, {2}},
 };
 
 // Every CPU kernel key has a CUDA kernel with the same type input and host inputs (plus the
@@ -273,6 +277,48 @@ TEST_F(CudaKernelsTest, FusedBufferOpsMatchCpu) {
         0);
     ExpectSame(kZerographDomain, "LocalShard", {fused}, 1, {}, 0);
     ExpectSame(kZerographDomain, "Nop", {fused, a}, 1, {}, 0);
+  }
+}
+
+// The losses sum in double on both devices in different orders; their gradients, Dropout (the
+// same counter-based mask), DropoutGrad and the accumulator round once, as the CPU does;
+// FusedMatMul is cuBLAS against BLAS.
+TEST_F(CudaKernelsTest, TrainingOpsMatchCpu) {
+  const char* kMicrosoft = "com.microsoft";
+  for (DataType dtype : kFloatDtypes) {
+    const double tolerance = 4 * UnitRoundoff(dtype);
+    const DeviceTensor scores = cpu_.Random(dtype, {6, 50, 3}, 40, -5, 5);
+    std::vector<double> label_values(18);
+    for (size_t i = 0; i < label_values.size(); ++i) label_values[i] = double((i * 7) % 50);
+    const DeviceTensor labels = cpu_.MakeTensor(DataType::kInt64, {6, 3}, label_values);
+    const DeviceTensor weights = cpu_.Random(dtype, {50}, 41, 0.5, 2);
+    for (const char* reduction : {"none", "sum", "mean"}) {
+      const std::vector<Attr> attrs = {Attr("reduction", reduction), Attr("ignore_index", 7)};
+      ExpectSame("", "SoftmaxCrossEntropyLoss", {scores, labels, weights}, 2, attrs, tolerance);
+      const DeviceTensor dy = std::string(reduction) == "none" ? cpu_.Random(dtype, {6, 3}, 42)
+                                                               : cpu_.Random(dtype, {}, 42);
+      const DeviceTensor log_prob = cpu_.Random(dtype, {6, 50, 3}, 43, -6, -1);
+      ExpectSame(kMicrosoft, "SoftmaxCrossEntropyLossGrad", {dy, log_prob, labels, weights}, 1,
+                 attrs, tolerance);
+    }
+    const DeviceTensor x = cpu_.Random(dtype, {4099}, 44);
+    ExpectSame("", "Dropout",
+               {x, cpu_.MakeTensor(DataType::kFloat32, {}, {0.3}),
+                cpu_.MakeTensor(DataType::kBool, {}, {1})},
+               2, {Attr("seed", 5)}, 0);
+    std::vector<double> mask_values(4099);
+    for (size_t i = 0; i < mask_values.size(); ++i) mask_values[i] = i % 3 != 0 ? 1 : 0;
+    const DeviceTensor mask = cpu_.MakeTensor(DataType::kBool, {4099}, mask_values);
+    ExpectSame(kMicrosoft, "DropoutGrad", {x, mask, cpu_.MakeTensor(DataType::kFloat32, {}, {0.3})},
+               1, {}, 0);
+    ExpectSame(kMicrosoft, "InPlaceAccumulatorV2",
+               {x, cpu_.Random(DataType::kFloat32, {4099}, 46),
+                cpu_.MakeTensor(DataType::kBool, {1}, {0})},
+               2, {}, 0);
+    ExpectSame(kMicrosoft, "FusedMatMul",
+               {cpu_.Random(dtype, {5, 2, 3, 7}, 47), cpu_.Random(dtype, {2, 3, 9, 7}, 48)}, 1,
+               {Attr("transBatchA", 1), Attr("transB", 1), Attr("alpha", 0.5)},
+               64 * UnitRoundoff(DataType::kFloat32) + 2 * UnitRoundoff(dtype));
   }
 }
 

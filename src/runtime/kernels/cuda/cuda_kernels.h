@@ -13,6 +13,9 @@ Status RegisterCudaMatMulKernels(KernelRegistry& registry);        // MatMul Gem
 Status RegisterCudaReduceKernels(KernelRegistry& registry);        // ReduceSum ReduceMean
 Status RegisterCudaDataMovementKernels(KernelRegistry& registry);  // shape ops, fused buffers
 Status RegisterCudaOptimizerKernels(KernelRegistry& registry);  // AdamW SGD Adam Momentum Adagrad
+Status RegisterCudaLossKernels(KernelRegistry& registry);  // SoftmaxCrossEntropyLoss NLL, grads
+Status RegisterCudaTrainingOpKernels(KernelRegistry& registry);   // Dropout(Grad) InPlaceAccum.
+Status RegisterCudaFusedMatMulKernels(KernelRegistry& registry);  // FusedMatMul (cuBLAS)
 
 }  // namespace zerograph::runtime
 
