@@ -219,8 +219,8 @@ TEST_F(CudaKernelsTest, ReductionsMatchCpu) {
   }
 }
 
-// MatMul with broadcast batch dimensions and Gemm with transposes and a broadcast C, in fp32
-// (cuBLAS's order of summation differs from BLAS's: a few units of roundoff per K).
+// MatMul with broadcast batch dimensions and Gemm with transposes and a broadcast C, in fp32, fp16
+// and bf16 (cuBLAS's order of summation differs from BLAS's: a few units of roundoff per K).
 TEST_F(CudaKernelsTest, MatrixProductsMatchCpu) {
   const DataType f32 = DataType::kFloat32;
   const double tolerance = 64 * UnitRoundoff(f32);
@@ -236,6 +236,18 @@ TEST_F(CudaKernelsTest, MatrixProductsMatchCpu) {
       {Attr("transA", int64_t{1}), Attr("transB", int64_t{1}), Attr("alpha", 0.5),
        Attr("beta", 2.0)},
       tolerance);
+  // fp16 and bf16 multiply in fp32 on both devices; CUDA rounds beta·C once more before adding.
+  for (DataType dtype : {DataType::kFloat16, DataType::kBFloat16}) {
+    const double narrow = tolerance + 4 * UnitRoundoff(dtype);
+    ExpectSame("", "MatMul",
+               {cpu_.Random(dtype, {2, 1, 5, 7}, 16), cpu_.Random(dtype, {3, 7, 4}, 17)}, 1, {},
+               narrow);
+    ExpectSame("", "Gemm",
+               {cpu_.Random(dtype, {7, 5}, 18), cpu_.Random(dtype, {4, 7}, 19),
+                cpu_.Random(dtype, {4}, 20)},
+               1, {Attr("transA", int64_t{1}), Attr("transB", int64_t{1}), Attr("beta", 2.0)},
+               narrow);
+  }
 }
 
 // The fused multi-tensor AdamW equals the CPU's bit for bit: three tensors (one not a multiple of

@@ -87,6 +87,23 @@ StatusOr<std::vector<TensorSpec>> GemmShape(const ShapeContext& ctx) {
   return std::vector<TensorSpec>{{a->dtype, out}};
 }
 
+// C is optional from opset 11; bfloat16 came with 13, which shares 11's contract.
+OpContract Gemm(int since_version) {
+  const bool c_optional = since_version >= 11;
+  return {"",
+          "Gemm",
+          since_version,
+          {{"A", "T"}, {"B", "T"}, {"C", "T", c_optional ? kOptional : kSingle}},
+          {{"Y", "T"}},
+          {{"alpha", AttributeType::kFloat, false, 1.0f},
+           {"beta", AttributeType::kFloat, false, 1.0f},
+           {"transA", AttributeType::kInt, false, int64_t{0}},
+           {"transB", AttributeType::kInt, false, int64_t{0}}},
+          {{"T", c_optional ? std::span<const DataType>(kMatMulTypes)
+                            : std::span<const DataType>(kReduceTypesBefore13)}},
+          GemmShape};
+}
+
 // --- Reductions: axes from the attribute (older versions) or the optional host input 1.
 StatusOr<std::vector<TensorSpec>> ReduceShape(const ShapeContext& ctx) {
   ZG_ASSIGN_OR_RETURN(const TensorSpec* x, ctx.Required(0));
@@ -259,17 +276,8 @@ Status AddStandardContracts(OpContracts& contracts) {
                                     {},
                                     {{"T", kMatMulTypes}},
                                     MatMulShape}));
-  ZG_RETURN_IF_ERROR(contracts.Add({"",
-                                    "Gemm",
-                                    7,
-                                    {{"A", "T"}, {"B", "T"}, {"C", "T", kOptional}},
-                                    {{"Y", "T"}},
-                                    {{"alpha", AttributeType::kFloat, false, 1.0f},
-                                     {"beta", AttributeType::kFloat, false, 1.0f},
-                                     {"transA", AttributeType::kInt, false, int64_t{0}},
-                                     {"transB", AttributeType::kInt, false, int64_t{0}}},
-                                    {{"T", kMatMulTypes}},
-                                    GemmShape}));
+  ZG_RETURN_IF_ERROR(contracts.Add(Gemm(7)));
+  ZG_RETURN_IF_ERROR(contracts.Add(Gemm(11)));
   ZG_RETURN_IF_ERROR(contracts.Add(Reduce("ReduceSum", 1, /*axes_input=*/false)));
   ZG_RETURN_IF_ERROR(contracts.Add(Reduce("ReduceSum", 13, /*axes_input=*/true)));
   ZG_RETURN_IF_ERROR(contracts.Add(Reduce("ReduceMean", 1, /*axes_input=*/false)));

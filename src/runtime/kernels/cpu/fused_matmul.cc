@@ -11,6 +11,7 @@
 
 #include "runtime/kernels/broadcast.h"
 #include "runtime/kernels/cpu/cpu_kernels.h"
+#include "runtime/kernels/cpu/widened.h"
 #include "runtime/kernels/kernel_util.h"
 #include "runtime/kernels/matmul_shapes.h"
 #include "zerograph/ir/fused_matmul_shapes.h"
@@ -50,14 +51,6 @@ void Multiply(const FusedMatMulShapes& s, double alpha, const C* a, const C* b, 
 }
 
 template <typename T>
-std::vector<float> Widen(const DeviceTensor& t) {
-  const T* p = t.data_as<const T>();
-  std::vector<float> out(static_cast<size_t>(t.numel()));
-  for (size_t i = 0; i < out.size(); ++i) out[i] = Load(p[i]);
-  return out;
-}
-
-template <typename T>
 class FusedMatMulKernel final : public OpKernel {
  public:
   FusedMatMulKernel(const KernelInfo& info, FusedMatMulOptions options, float alpha)
@@ -85,11 +78,10 @@ class FusedMatMulKernel final : public OpKernel {
       return Status::Ok();
     }
     if constexpr (kIsNarrowFloat<T>) {
-      const std::vector<float> wa = Widen<T>(a), wb = Widen<T>(b);
+      const std::vector<float> wa = Widened<T>(a), wb = Widened<T>(b);
       std::vector<float> wy(static_cast<size_t>(y.numel()));
       Multiply<float>(s, alpha_, wa.data(), wb.data(), wy.data());
-      T* py = y.data_as<T>();
-      for (size_t i = 0; i < wy.size(); ++i) py[i] = Store<T>(wy[i]);
+      StoreNarrowed<T>(wy, y);
     } else {
       Multiply<T>(s, alpha_, a.data_as<const T>(), b.data_as<const T>(), y.data_as<T>());
     }

@@ -1,6 +1,7 @@
-// MatMul and Gemm on CUDA through cuBLAS, for the CPU's dtypes (fp32 with fp32 compute, never
-// TF32, and fp64), shapes from the shared bases. cuBLAS is column-major: a row-major [M, N]
-// product C = A·B is the column-major Cᵀ = Bᵀ·Aᵀ, so every call passes B before A and N before M.
+// MatMul and Gemm on CUDA through cuBLAS, for the CPU's dtypes (cublas_gemm.h: fp32 with fp32
+// compute, never TF32, fp64, fp16 and bf16 with fp32 compute), shapes from the shared bases. cuBLAS
+// is column-major: a row-major [M, N] product C = A·B is the column-major Cᵀ = Bᵀ·Aᵀ, so every call
+// passes B before A and N before M.
 
 #include <cublas_v2.h>
 
@@ -130,9 +131,9 @@ class CudaGemmKernel final : public GemmKernelBase {
 Status RegisterCudaMatMulKernels(KernelRegistry& registry) {
   constexpr auto kCuda = DeviceType::kCuda;
   ZG_RETURN_IF_ERROR(registry.Register(
-      {"", "MatMul", kCuda, BlasDtypes::Vector(), 0, {}, MakeKernel<CudaMatMulKernel>}));
+      {"", "MatMul", kCuda, FloatDtypes::Vector(), 0, {}, MakeKernel<CudaMatMulKernel>}));
   return registry.Register(
-      {"", "Gemm", kCuda, BlasDtypes::Vector(), 0, {}, MakeKernelWithAttrs<CudaGemmKernel>});
+      {"", "Gemm", kCuda, FloatDtypes::Vector(), 0, {}, MakeKernelWithAttrs<CudaGemmKernel>});
 }
 
 }  // namespace zerograph::runtime
