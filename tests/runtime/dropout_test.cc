@@ -4,6 +4,11 @@
 #include <gtest/gtest.h>
 
 #include "runtime/kernel_test_util.h"
+#include "zerograph/ir/graph.h"
+#include "zerograph/ir/graph_builder.h"
+#include "zerograph/runtime/communicator.h"
+#include "zerograph/runtime/device.h"
+#include "zerograph/runtime/executor.h"
 
 namespace zerograph::runtime {
 namespace {
@@ -116,6 +121,42 @@ TEST(DropoutTest, GradMatchesFiniteDifferencesOfDropout) {
   dx = runner.Run(kMicrosoft, "DropoutGrad", {dy, mask, r, off}, 1);
   ASSERT_TRUE(dx.ok()) << dx.status().ToString();
   EXPECT_EQ(Values((*dx)[0]), vdy);
+}
+
+// The executor gives each run its step, so a graph's Dropout draws a new mask every step.
+TEST(DropoutTest, ExecutorDrawsANewMaskEachStep) {
+  Graph graph;
+  GraphBuilder b(graph);
+  Value* x = b.Input("x", DataType::kFloat32, {4096});
+  Value* ratio = b.Input("ratio", DataType::kFloat32, {});
+  Value* training = b.Input("training", DataType::kBool, {});
+  const std::vector<Value*> inputs = {x, ratio, training};
+  const std::vector<std::string> outputs = {"y", "mask"};
+  Node* node = b.AddNode("Dropout", inputs, outputs, {Attr("seed", 11)});
+  b.Output(node->output(1));
+  KernelRegistry registry;
+  ASSERT_TRUE(RegisterCpuKernels(registry).ok());
+  std::unique_ptr<Device> cpu = CreateCpuDevice();
+  std::unique_ptr<Communicator> comm = CreateLocalCommunicator();
+  ExecutorOptions options;
+  options.bind_state = false;
+  auto executor = Executor::Create(graph, *cpu, *comm, registry, options);
+  ASSERT_TRUE(executor.ok()) << executor.status().ToString();
+  const std::vector<float> ones(4096, 1.0f);
+  const float half = 0.5f;
+  const bool on = true;
+  ASSERT_TRUE((*executor)->SetInput("x", std::as_bytes(std::span(ones))).ok());
+  ASSERT_TRUE((*executor)->SetInput("ratio", std::as_bytes(std::span(&half, 1))).ok());
+  ASSERT_TRUE((*executor)->SetInput("training", std::as_bytes(std::span(&on, 1))).ok());
+  std::vector<std::vector<std::byte>> masks;
+  for (int step = 0; step < 2; ++step) {
+    ASSERT_TRUE((*executor)->Run().ok());
+    ASSERT_TRUE((*executor)->Synchronize().ok());
+    auto mask = (*executor)->Fetch(node->output(1)->name());
+    ASSERT_TRUE(mask.ok()) << mask.status().ToString();
+    masks.push_back(*mask);
+  }
+  EXPECT_NE(masks[0], masks[1]);
 }
 
 // InPlaceAccumulatorV2: adds (or, with the flag, overwrites), from a value of another dtype too;
