@@ -153,6 +153,23 @@ TEST(LossTest, InternalTakesIgnoreIndexInputAndOutputType) {
   ExpectNear(Values((*out)[0]), r.loss, 1e-5, 1e-6, "fp32 loss of fp16 scores");
 }
 
+// ONNX Runtime's loss ops ignore label -1 by default, as its kernels do; ONNX's refuse it.
+TEST(LossTest, MicrosoftOpsIgnoreMinusOneByDefault) {
+  KernelRunner runner;
+  DeviceTensor x = runner.Random(DataType::kFloat64, {3, 4}, 1);
+  DeviceTensor labels = runner.MakeTensor(DataType::kInt64, {3}, {1, -1, 2});
+  auto out = runner.Run(kMicrosoft, "SoftmaxCrossEntropyLossInternal", {x, labels}, 2,
+                        {Attr("reduction", "none")});
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ(Values((*out)[0])[1], 0.0);
+  DeviceTensor dy = runner.MakeTensor(DataType::kFloat64, {3}, {1, 1, 1});
+  auto grad = runner.Run(kMicrosoft, "SoftmaxCrossEntropyLossGrad", {dy, (*out)[1], labels}, 1,
+                         {Attr("reduction", "none")});
+  ASSERT_TRUE(grad.ok()) << grad.status().ToString();
+  for (int c = 0; c < 4; ++c) EXPECT_EQ(Values((*grad)[0])[4 + static_cast<size_t>(c)], 0.0);
+  EXPECT_FALSE(runner.Run("", "SoftmaxCrossEntropyLoss", {x, labels}, 1).ok());
+}
+
 // A label outside [0, C) that is not ignored is an error naming it.
 TEST(LossTest, LabelOutOfRangeIsRefused) {
   KernelRunner runner;

@@ -14,7 +14,8 @@ namespace zerograph::runtime {
 
 struct LossAttrs {
   LossReduction reduction = LossReduction::kMean;
-  // From the attribute; the Internal ops take it from input `ignore_index_input` instead.
+  // From the attribute (-1 for com.microsoft's ops without one); the Internal ops take it from
+  // input `ignore_index_input` when the node has it.
   std::optional<int64_t> ignore_index;
   int ignore_index_input = -1;
 };
@@ -44,6 +45,9 @@ class LossKernelBase : public OpKernel {
     }
     if (info.node->HasAttribute("ignore_index")) {
       ZG_ASSIGN_OR_RETURN(attrs.ignore_index, ContractInt(*info.node, "ignore_index"));
+    } else if (info.contract->domain == "com.microsoft") {
+      // ONNX Runtime's loss kernels ignore label -1 unless told otherwise; ONNX's ops ignore none.
+      attrs.ignore_index = -1;
     }
     for (size_t i = 0; i < info.contract->inputs.size(); ++i) {
       if (info.contract->inputs[i].name == "ignore_index") {
