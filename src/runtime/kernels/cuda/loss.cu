@@ -115,7 +115,7 @@ __global__ void WeightPartialsKernel(LossProblem p) {
     w += LabelWeight<T, L>(p, s, &label);
   }
   w = WarpSum(w);
-  BlockPartials(w, 0.0, p.workspace);
+  BlockPartials(0.0, w, p.workspace);
 }
 
 template <typename T, typename O, typename L>
