@@ -85,6 +85,21 @@ TEST(DropoutTest, InferenceIsIdentity) {
   }
 }
 
+// Before opset 12 Dropout has no training mode: the identity, with Dropout-7's mask in the data's
+// dtype and Dropout-10's in bool.
+TEST(DropoutTest, OldOpsetsAreIdentityWithTheirMaskType) {
+  KernelRunner runner;
+  DeviceTensor x = runner.Random(DataType::kFloat32, {6}, 3);
+  for (int64_t opset : {7, 10}) {
+    runner.set_opset(opset);
+    auto out = runner.Run("", "Dropout", {x}, 2, {Attr("ratio", 0.3f)});
+    ASSERT_TRUE(out.ok()) << out.status().ToString();
+    EXPECT_EQ(Values((*out)[0]), Values(x));
+    EXPECT_EQ((*out)[1].dtype(), opset == 7 ? DataType::kFloat32 : DataType::kBool);
+    EXPECT_EQ(Values((*out)[1]), std::vector<double>(6, 1.0));
+  }
+}
+
 // A ratio outside [0, 1) is refused.
 TEST(DropoutTest, RatioOutOfRangeIsRefused) {
   KernelRunner runner;

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <string_view>
@@ -38,6 +39,8 @@ class KernelRunner {
   void set_communicator(Communicator* comm) { comm_ = comm; }
   // The executor's run number kernels see (KernelContext::step).
   void set_step(int64_t step) { step_ = step; }
+  // The opset ONNX's ops are read at (default: each op's newest version).
+  void set_opset(int64_t version) { opset_ = version; }
 
   // A node `op` in `domain` whose inputs have the types of `inputs` (an empty tensor is an
   // omitted optional input) and `num_outputs` outputs.
@@ -75,6 +78,7 @@ class KernelRunner {
   int nranks_ = 1;
   Communicator* comm_ = nullptr;
   int64_t step_ = 0;
+  std::optional<int64_t> opset_;
 };
 
 // The elements of a tensor as doubles, whatever its dtype.

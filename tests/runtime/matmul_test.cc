@@ -160,6 +160,17 @@ TEST(GemmTest, MatchesReferenceForTransposesAndBroadcastC) {
   }
 }
 
+// C became optional with opset 11: an older Gemm without it is refused.
+TEST(GemmTest, CIsRequiredBeforeOpset11) {
+  KernelRunner runner;
+  DeviceTensor a = runner.Random(DataType::kFloat32, {2, 3}, 1);
+  DeviceTensor b = runner.Random(DataType::kFloat32, {3, 4}, 2);
+  runner.set_opset(11);
+  EXPECT_TRUE(runner.Run("", "Gemm", {a, b}, 1).ok());
+  runner.set_opset(9);
+  EXPECT_FALSE(runner.Run("", "Gemm", {a, b}, 1).ok());
+}
+
 // A C that does not broadcast to [M, N] is refused.
 TEST(GemmTest, NonBroadcastableCIsRefused) {
   KernelRunner runner;
