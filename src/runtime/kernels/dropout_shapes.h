@@ -11,6 +11,7 @@
 #include "runtime/kernels/dropout_mask.h"
 #include "runtime/kernels/kernel_util.h"
 #include "zerograph/core/hash.h"
+#include "zerograph/ir/value.h"
 
 namespace zerograph::runtime {
 
@@ -51,8 +52,8 @@ class DropoutKernelBase : public OpKernel {
     // Dropout before opset 12: no training mode (the identity) and the ratio attribute.
     bool legacy = false;
     double ratio = 0.5;
-    // The seed attribute; without one, a hash of the node's name, so that two dropouts of one
-    // graph draw different masks.
+    // The seed attribute; without one, a hash of the node's output name (unique in its graph,
+    // where node names may be empty), so that two dropouts of one graph draw different masks.
     uint64_t seed = 0;
   };
   static StatusOr<Attrs> ParseAttrs(const KernelInfo& info) {
@@ -67,7 +68,7 @@ class DropoutKernelBase : public OpKernel {
       ZG_ASSIGN_OR_RETURN(int64_t seed, ContractInt(*info.node, "seed"));
       attrs.seed = static_cast<uint64_t>(seed);
     } else {
-      attrs.seed = Fnv1a64(info.node->name());
+      attrs.seed = Fnv1a64(info.node->output(0)->name());
     }
     return attrs;
   }

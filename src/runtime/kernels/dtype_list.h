@@ -32,8 +32,6 @@ using NumericDtypes = DtypeList<DataType::kFloat32, DataType::kFloat64, DataType
                                 DataType::kBFloat16, DataType::kInt32, DataType::kInt64>;
 // What parameters, gradients and their collectives are kept in.
 using GradientDtypes = DtypeList<DataType::kFloat32, DataType::kFloat16, DataType::kBFloat16>;
-// What the BLAS and cuBLAS products take.
-using BlasDtypes = DtypeList<DataType::kFloat32, DataType::kFloat64>;
 // ONNX's training optimizers (their T3).
 using RateDtypes = DtypeList<DataType::kFloat32, DataType::kFloat64>;
 // Every fixed-size dtype: the kernels that move bytes (Identity, Reshape, Transpose, views).
