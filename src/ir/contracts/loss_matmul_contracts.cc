@@ -25,6 +25,13 @@ StatusOr<DataType> OutputType(const Node& node, DataType fallback) {
   return *dtype;
 }
 
+// The labels' shape for scores [N, C, d1, ...]: [N, d1, ...].
+Shape LabelShapeOf(const Shape& scores) {
+  Shape labels = {scores[0]};
+  labels.insert(labels.end(), scores.begin() + 2, scores.end());
+  return labels;
+}
+
 // Scores [N, C, d1, ...] against labels [N, d1, ...] and weights [C]: checks the shapes, and
 // returns the loss's shape (labels' for reduction none, else a scalar).
 StatusOr<Shape> LossShape(const ShapeContext& ctx, size_t weights_input) {
@@ -32,9 +39,7 @@ StatusOr<Shape> LossShape(const ShapeContext& ctx, size_t weights_input) {
   ZG_ASSIGN_OR_RETURN(const TensorSpec* labels, ctx.Required(1));
   const Shape& s = scores->shape;
   ZG_RETURN_IF_NOT(s.size() >= 2, "scores must have rank 2 or more, got ", ShapeToString(s));
-  Shape expected_labels = {s[0]};
-  expected_labels.insert(expected_labels.end(), s.begin() + 2, s.end());
-  ZG_RETURN_IF_NOT(labels->shape == expected_labels, "labels ", ShapeToString(labels->shape),
+  ZG_RETURN_IF_NOT(labels->shape == LabelShapeOf(s), "labels ", ShapeToString(labels->shape),
                    " do not match scores ", ShapeToString(s));
   if (const TensorSpec* weights = ctx.input(weights_input)) {
     ZG_RETURN_IF_NOT(weights->dtype == scores->dtype, "weights have another dtype");
@@ -70,9 +75,7 @@ StatusOr<std::vector<TensorSpec>> SoftmaxLossGradShape(const ShapeContext& ctx) 
   ZG_RETURN_IF_NOT(dy->dtype == log_prob->dtype, "dY and log_prob have different dtypes");
   const Shape& s = log_prob->shape;
   ZG_RETURN_IF_NOT(s.size() >= 2, "log_prob must have rank 2 or more, got ", ShapeToString(s));
-  Shape expected_labels = {s[0]};
-  expected_labels.insert(expected_labels.end(), s.begin() + 2, s.end());
-  ZG_RETURN_IF_NOT(labels->shape == expected_labels, "labels ", ShapeToString(labels->shape),
+  ZG_RETURN_IF_NOT(labels->shape == LabelShapeOf(s), "labels ", ShapeToString(labels->shape),
                    " do not match log_prob ", ShapeToString(s));
   ZG_RETURN_IF_NOT(dy->shape.empty() || dy->shape == labels->shape, "dY ", ShapeToString(dy->shape),
                    " is neither a scalar nor like the labels");
@@ -88,8 +91,7 @@ StatusOr<std::vector<TensorSpec>> SoftmaxLossGradShape(const ShapeContext& ctx) 
   return std::vector<TensorSpec>{{out_type, s}};
 }
 
-// Dropout: the output like the data, the mask of its shape (bool from opset 10, the data's dtype
-// before).
+// Dropout from opset 10: the output like the data, a bool mask of its shape.
 StatusOr<std::vector<TensorSpec>> DropoutShape(const ShapeContext& ctx) {
   ZG_ASSIGN_OR_RETURN(const TensorSpec* x, ctx.Required(0));
   std::vector<TensorSpec> out = {*x};
