@@ -15,6 +15,7 @@
 #include "cli_main.h"
 #include "zerograph/ckpt/checkpoint.h"
 #include "zerograph/ckpt/checkpoint_convert.h"
+#include "zerograph/core/output_path.h"
 #include "zerograph/core/status.h"
 #include "zerograph/ir/graph.h"
 #include "zerograph/onnx/load_model.h"
@@ -104,6 +105,8 @@ class ProgressBar {
 };
 
 Status RunCheckpointConvert(const CheckpointConvertOptions& options) {
+  const std::string inputs[] = {options.input};
+  ZG_RETURN_IF_ERROR(CheckOutputPath("OUT", options.output, OutputKind::kFolder, inputs));
   ConvertOptions convert;
   ZG_ASSIGN_OR_RETURN(convert.to, ParseCheckpointKind(options.to));
   convert.nranks = options.nranks;

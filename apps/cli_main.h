@@ -3,6 +3,7 @@
 #ifndef ZEROGRAPH_APPS_CLI_MAIN_H_
 #define ZEROGRAPH_APPS_CLI_MAIN_H_
 
+#include <algorithm>
 #include <charconv>
 #include <cstdio>
 #include <exception>
@@ -10,7 +11,9 @@
 #include <iostream>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <system_error>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -19,13 +22,76 @@
 
 namespace zerograph::cli {
 
+// Edit distance between two option names (insertions, deletions, substitutions).
+inline size_t EditDistance(std::string_view a, std::string_view b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t substituted = diagonal + (a[i - 1] == b[j - 1] ? 0 : 1);
+      diagonal = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, substituted});
+    }
+  }
+  return row[b.size()];
+}
+
+// The long option of `app` nearest to a mistyped `--word[=value]` (within two edits), or "".
+inline std::string NearestOption(const CLI::App& app, const std::string& typed) {
+  if (!typed.starts_with("--")) return "";
+  const std::string name = typed.substr(0, typed.find('='));
+  std::string best;
+  size_t best_distance = 3;
+  for (const CLI::Option* option : app.get_options()) {
+    for (const std::string& long_name : option->get_lnames()) {
+      const size_t distance = EditDistance(name, "--" + long_name);
+      if (distance < best_distance) {
+        best_distance = distance;
+        best = "--" + long_name;
+      }
+    }
+  }
+  return best;
+}
+
+// A number option's validator: the value must be at least 0 (CLI11's own prints the whole range of
+// a double).
+inline CLI::Validator NonNegative() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        double value = 0;
+        const char* end = text.data() + text.size();
+        auto [ptr, ec] = std::from_chars(text.data(), end, value);
+        if (ec != std::errc() || ptr != end) return StrCat("'", text, "' is not a number");
+        if (!(value >= 0)) return StrCat("must be at least 0, got ", text);
+        return std::string();
+      },
+      "NUMBER>=0");
+}
+
 // Sets what every program shares: `--version` printing "<prog> <version>", and errors printed as
 // "error: <message>" followed by a pointer to --help.
 inline void SetUpCommon(CLI::App& app) {
   app.set_version_flag("--version", StrCat(app.get_name(), " ", ZG_VERSION),
                        "Print the program's name and version and exit");
-  app.failure_message([](const CLI::App*, const CLI::Error& e) {
-    return StrCat("error: ", e.what(), "\nRun with --help for more information.\n");
+  app.failure_message([](const CLI::App* failed, const CLI::Error& e) {
+    // A value the validators refused (exit 2) is explained by the message itself; only a command
+    // line that does not parse (exit 1) points to --help, with the option meant when one was
+    // mistyped.
+    if (dynamic_cast<const CLI::ValidationError*>(&e) != nullptr) {
+      return StrCat("error: ", e.what(), "\n");
+    }
+    std::string hint;
+    if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr) {
+      for (const std::string& extra : failed->remaining()) {
+        if (std::string near = NearestOption(*failed, extra); !near.empty()) {
+          hint += StrCat("Did you mean ", near, " (not ", extra, ")?\n");
+        }
+      }
+    }
+    return StrCat("error: ", e.what(), "\n", hint, "Run with --help for more information.\n");
   });
 }
 

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -15,6 +16,7 @@
 
 #include "cli_main.h"
 #include "zerograph/ckpt/checkpoint.h"
+#include "zerograph/core/output_path.h"
 #include "zerograph/core/status.h"
 #include "zerograph/ir/graph.h"
 #include "zerograph/onnx/load_model.h"
@@ -23,6 +25,7 @@
 #include "zerograph/runtime/device.h"
 #include "zerograph/runtime/kernel_registry.h"
 #include "zerograph/runtime/stream.h"
+#include "zerograph/tools/op_listing.h"
 #include "zerograph/tools/run_once.h"
 #include "zerograph/train/lr_schedule.h"
 #include "zerograph/train/trainer.h"
@@ -38,6 +41,7 @@ struct GraphExecOptions {
   int64_t batch = 0;  // 0: not given
   double lr = 1e-3;
   std::string lr_schedule = "constant";
+  bool lr_schedule_given = false;  // --lr-schedule on the command line, not the default
   int64_t warmup_steps = 0;
   double warmup_start_lr = 0;
   std::optional<double> warmup_end_lr;  // default: --lr
@@ -54,6 +58,8 @@ struct GraphExecOptions {
   std::string run_once_model;
   std::string input_dir;
   std::string output_dir;
+  bool list_ops = false;
+  bool overwrite = false;
 };
 
 void SetUpGraphExec(CLI::App& app, GraphExecOptions& options) {
@@ -70,12 +76,15 @@ void SetUpGraphExec(CLI::App& app, GraphExecOptions& options) {
       ->check(cli::AtLeast(1))
       ->type_name("B");
   app.add_option("--lr", options.lr, "Peak learning rate")
-      ->check(CLI::NonNegativeNumber)
+      ->check(cli::NonNegative())
       ->capture_default_str()
       ->type_name("F");
-  app.add_option("--lr-schedule", options.lr_schedule, "Learning-rate schedule")
-      ->check(CLI::IsMember({"constant", "linear-warmup", "cosine"}))
-      ->capture_default_str();
+  CLI::Option* lr_schedule =
+      app.add_option("--lr-schedule", options.lr_schedule,
+                     "Learning-rate schedule; on resume, giving it allows another schedule than "
+                     "the checkpoint's")
+          ->check(CLI::IsMember({"constant", "linear-warmup", "cosine"}))
+          ->capture_default_str();
   app.add_option("--warmup-steps", options.warmup_steps,
                  "Steps of linear warmup from 0 to --lr (linear-warmup, cosine)")
       ->check(cli::AtLeast(0))
@@ -83,15 +92,15 @@ void SetUpGraphExec(CLI::App& app, GraphExecOptions& options) {
       ->type_name("N");
   app.add_option("--warmup-start-lr", options.warmup_start_lr,
                  "Learning rate at step 0 of the warmup (LinearWarmup's start_lr)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(cli::NonNegative())
       ->capture_default_str()
       ->type_name("F");
   app.add_option("--warmup-end-lr", options.warmup_end_lr,
                  "Learning rate the warmup reaches (LinearWarmup's end_lr; default --lr)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(cli::NonNegative())
       ->type_name("F");
   app.add_option("--min-lr", options.min_lr, "Learning rate the cosine schedule decays to")
-      ->check(CLI::NonNegativeNumber)
+      ->check(cli::NonNegative())
       ->capture_default_str()
       ->type_name("F");
   CLI::Option* save =
@@ -116,15 +125,17 @@ void SetUpGraphExec(CLI::App& app, GraphExecOptions& options) {
   CLI::Option* trace =
       app.add_option("--trace", options.trace, "Write a Chrome trace (one lane per stream)")
           ->type_name("FILE");
+  app.add_flag("--overwrite", options.overwrite,
+               "Let --save replace the checkpoints of another run already in its folder");
   CLI::Option* loss_log =
       app.add_option("--loss-log", options.loss_log, "Write each step's loss, with its exact bits")
           ->type_name("FILE");
   options.device = runtime::CudaDeviceCount() > 0 ? "cuda" : "cpu";
   app.add_option("--device", options.device,
-                 "Where to run: cuda (one GPU per rank, NCCL) or cpu (MPI); the default is cuda "
-                 "when a GPU is visible")
-      ->check(CLI::IsMember({"cpu", "cuda"}))
-      ->capture_default_str();
+                 StrCat("Where to run: cuda (one GPU per rank, NCCL) or cpu (MPI); the default is "
+                        "cuda when a GPU is visible (here: ",
+                        options.device, ")"))
+      ->check(CLI::IsMember({"cpu", "cuda"}));
   CLI::Option* run_once =
       app.add_option("--run-once", options.run_once_model,
                      "Instead of training, run this model once on --input-dir, writing outputs to "
@@ -140,9 +151,13 @@ void SetUpGraphExec(CLI::App& app, GraphExecOptions& options) {
           ->needs(run_once)
           ->type_name("DIR");
   run_once->needs(input_dir, output_dir);
+  app.add_flag("--list-ops", options.list_ops,
+               "Print the ops this build runs, with their opset versions and dtypes, and exit");
 
   // Which options are required depends on the mode, which CLI11 cannot say by itself.
-  app.callback([&options, run_once] {
+  app.callback([&options, run_once, lr_schedule] {
+    options.lr_schedule_given = lr_schedule->count() > 0;
+    if (options.list_ops) return;
     if (run_once->count() > 0) {
       if (!options.graph.empty()) throw CLI::ExcludesError("GRAPH", "--run-once");
       return;
@@ -251,6 +266,47 @@ StatusOr<Backend> MakeBackend(std::string_view device_name) {
   return backend;
 }
 
+// Whether `folder` holds checkpoints of a --save: a `latest` file, or step folders.
+bool HoldsCheckpoints(const std::string& folder) {
+  namespace fs = std::filesystem;
+  std::error_code error;
+  if (fs::exists(fs::path(folder) / "latest", error)) return true;
+  for (const fs::directory_entry& entry : fs::directory_iterator(folder, error)) {
+    if (entry.path().filename().string().starts_with("step-")) return true;
+  }
+  return false;
+}
+
+// Every output path, before anything runs (so a long run never ends unable to write its
+// result), and a --save folder that already holds checkpoints: those are kept unless this run
+// continues them (--load names that folder or a checkpoint in it) or --overwrite says to replace
+// them.
+Status CheckOutputs(const GraphExecOptions& options) {
+  namespace fs = std::filesystem;
+  const std::string inputs[] = {options.graph, options.data};
+  if (!options.trace.empty()) {
+    ZG_RETURN_IF_ERROR(CheckOutputPath("--trace", options.trace, OutputKind::kFile, inputs));
+  }
+  if (!options.loss_log.empty()) {
+    ZG_RETURN_IF_ERROR(CheckOutputPath("--loss-log", options.loss_log, OutputKind::kFile, inputs));
+  }
+  if (options.save_dir.empty()) return Status::Ok();
+  ZG_RETURN_IF_ERROR(CheckOutputPath("--save", options.save_dir, OutputKind::kFolder, inputs));
+  if (options.overwrite || !fs::exists(options.save_dir) || !HoldsCheckpoints(options.save_dir)) {
+    return Status::Ok();
+  }
+  std::error_code error;
+  if (!options.load_dir.empty()) {
+    const fs::path load = fs::weakly_canonical(options.load_dir, error);
+    const fs::path save = fs::weakly_canonical(options.save_dir, error);
+    if (load == save || load.parent_path() == save) return Status::Ok();
+  }
+  return InvalidArgumentError(
+      StrCat("--save '", options.save_dir,
+             "' already holds checkpoints of a run: continue it with --load ", options.save_dir,
+             ", save elsewhere, or pass --overwrite to replace them"));
+}
+
 Status Train(const GraphExecOptions& options) {
   ZG_ASSIGN_OR_RETURN(Backend backend, MakeBackend(options.device));
   std::unique_ptr<runtime::Communicator>& comm = backend.comm;
@@ -264,7 +320,9 @@ Status Train(const GraphExecOptions& options) {
   TrainingState state;
   int64_t first_step = 0;
   std::string resumed_from;
+  std::string previous_schedule;  // the checkpoint's, when this run changes it
   Status setup = [&]() -> Status {
+    ZG_RETURN_IF_ERROR(CheckOutputs(options));
     ZG_ASSIGN_OR_RETURN(schedule, MakeSchedule(options));
     ZG_ASSIGN_OR_RETURN(graph, LoadModel(options.graph));
     ZG_ASSIGN_OR_RETURN(trainer, Trainer::Create(*graph, options.data, *device, *comm, registry,
@@ -284,12 +342,16 @@ Status Train(const GraphExecOptions& options) {
     // rate are pure functions of the step.
     ZG_ASSIGN_OR_RETURN(resumed_from, ResolveCheckpointDir(options.load_dir));
     ZG_ASSIGN_OR_RETURN(CheckpointManifest manifest,
-                        LoadCheckpoint(state, resumed_from, options.graph));
+                        LoadCheckpoint(state, resumed_from, options.graph, data.rows_per_rank()));
     first_step = manifest.next_step;
-    ZG_RETURN_IF_NOT(manifest.global_batch == 0 || manifest.global_batch == data.global_batch(),
-                     "checkpoint '", resumed_from, "' was trained with a global batch of ",
-                     manifest.global_batch, ", this run takes ", data.global_batch(),
-                     ": the data position would not continue");
+    if (!manifest.lr_schedule.empty() && manifest.lr_schedule != schedule.ToString()) {
+      ZG_RETURN_IF_NOT(options.lr_schedule_given, "checkpoint '", resumed_from,
+                       "' was trained with learning rate ", manifest.lr_schedule,
+                       ", this run's is ", schedule.ToString(),
+                       ": give the options of the checkpoint's schedule, or --lr-schedule "
+                       "explicitly to change it");
+      previous_schedule = manifest.lr_schedule;
+    }
     return Status::Ok();
   }();
   ZG_RETURN_IF_ERROR(AgreeOnSetup(setup, *comm, *device));
@@ -304,10 +366,21 @@ Status Train(const GraphExecOptions& options) {
   }
   if (rank0 && !resumed_from.empty()) {
     std::cout << "resumed from " << resumed_from << " at step " << first_step << "\n";
+    if (!previous_schedule.empty()) {
+      std::cout << "learning rate changed from the checkpoint's " << previous_schedule << " to "
+                << schedule.ToString() << "\n";
+    }
+  }
+  if (first_step >= options.steps) {
+    if (rank0) {
+      std::cout << "nothing to do: checkpoint " << resumed_from << " already ran " << first_step
+                << " steps, and --steps asks for " << options.steps << "\n";
+    }
+    return Status::Ok();
   }
   TrainOptions train;
   // --steps counts from step 0, so a resumed run ends where the uninterrupted one would.
-  train.first_step = std::min(first_step, options.steps);
+  train.first_step = first_step;
   train.steps = options.steps - train.first_step;
   train.schedule = schedule;
   train.loss_log = options.loss_log;
@@ -343,7 +416,15 @@ Status Train(const GraphExecOptions& options) {
 }
 
 Status RunGraphExec(const GraphExecOptions& options) {
+  if (options.list_ops) {
+    ZG_ASSIGN_OR_RETURN(std::string listing, runtime::ListSupportedOps());
+    std::cout << listing;
+    return Status::Ok();
+  }
   if (!options.run_once_model.empty()) {
+    const std::string inputs[] = {options.run_once_model, options.input_dir};
+    ZG_RETURN_IF_ERROR(
+        CheckOutputPath("--output-dir", options.output_dir, OutputKind::kFolder, inputs));
     return runtime::RunOnce(options.run_once_model, options.input_dir, options.output_dir);
   }
   return Train(options);

@@ -14,6 +14,7 @@
 
 #include "cli_main.h"
 #include "zerograph/core/atomic_file.h"
+#include "zerograph/core/output_path.h"
 #include "zerograph/core/status.h"
 #include "zerograph/core/str_cat.h"
 #include "zerograph/ir/graph.h"
@@ -116,17 +117,29 @@ Status CheckRewrittenGraph(const std::string& path) {
   ZG_RETURN_IF_ERROR(Verify(*graph).WithContext(where));
   ZG_RETURN_IF_ERROR(CheckHazards(*graph).WithContext(where));
   ZG_ASSIGN_OR_RETURN(std::optional<TrainingSpec> spec, ReadTrainingSpec(*graph));
-  if (spec && spec->layout) {
+  if (!spec || !spec->nranks) {
+    return InvalidArgumentError(
+        StrCat(where, " is not a rewritten training graph (no zerograph.", spec ? "nranks" : "loss",
+               " metadata): --check takes the output of rewrite-graph --nranks N"));
+  }
+  if (spec->layout) {
     StatusOr<LayoutManifest> layout = LayoutManifest::FromJson(*spec->layout);
     if (!layout.ok()) return std::move(layout).status().WithContext(where);
   }
-  std::cout << path << ": ok (" << graph->num_nodes() << " nodes, rewritten for "
-            << (spec && spec->nranks ? *spec->nranks : 1) << " rank(s))\n";
+  std::cout << path << ": ok (" << graph->num_nodes() << " nodes, rewritten for " << *spec->nranks
+            << " rank(s))\n";
   return Status::Ok();
 }
 
 Status RunRewriteGraph(const RewriteGraphOptions& options) {
   if (!options.check.empty()) return CheckRewrittenGraph(options.check);
+  const std::string inputs[] = {options.input};
+  ZG_RETURN_IF_ERROR(CheckOutputPath("-o", options.output, OutputKind::kFile, inputs));
+  if (!options.layout_out.empty()) {
+    const std::string layout_inputs[] = {options.input, options.output};
+    ZG_RETURN_IF_ERROR(
+        CheckOutputPath("--layout-out", options.layout_out, OutputKind::kFile, layout_inputs));
+  }
   ZG_ASSIGN_OR_RETURN(std::unique_ptr<Graph> graph, LoadModel(options.input));
   ZG_RETURN_IF_ERROR(Verify(*graph).WithContext(StrCat("verifying '", options.input, "'")));
   PassPipeline pipeline(/*verify_each=*/true);

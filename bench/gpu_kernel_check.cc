@@ -189,7 +189,7 @@ std::vector<Case> CasesFor(const KernelKey& key, Inputs& in) {
     }
     return cases;
   }
-  if (op == "ReduceSum" || op == "ReduceMean") {
+  if (op == "ReduceSum" || op == "ReduceSumTraining") {
     const DeviceTensor x = in.Random(d, {8, 3, 1500}, -100, 100);
     return {Case{"[8,3,1500] axes [2]", {x, in.Int64s({2})}},
             Case{"[8,3,1500] axes [0]", {x, in.Int64s({0})}},
@@ -197,6 +197,59 @@ std::vector<Case> CasesFor(const KernelKey& key, Inputs& in) {
                  {x, in.Int64s({0, 2})},
                  1,
                  {Attr("keepdims", int64_t{0})}}};
+  }
+  if (op.starts_with("Reduce")) {
+    // Positive, so that the logs are defined; axes as the attribute (opset 17).
+    const DeviceTensor x = in.Random(d, {8, 3, 1500}, 0.5, 1.5);
+    return {Case{"[8,3,1500] axes [2]", {x}, 1, {Attr("axes", std::vector<int64_t>{2})}},
+            Case{"[8,3,1500] axes [0]", {x}, 1, {Attr("axes", std::vector<int64_t>{0})}},
+            Case{"[8,3,1500] axes [0,2] keepdims 0",
+                 {x},
+                 1,
+                 {Attr("axes", std::vector<int64_t>{0, 2}), Attr("keepdims", int64_t{0})}}};
+  }
+  if (op == "ArgMax" || op == "ArgMin") {
+    return {Case{"[8,3,1500] axis 2",
+                 {in.Random(d, {8, 3, 1500}, -100, 100)},
+                 1,
+                 {Attr("axis", int64_t{2})}},
+            Case{"[8,300,5] axis 1 last",
+                 {in.Random(d, {8, 300, 5}, -100, 100)},
+                 1,
+                 {Attr("axis", int64_t{1}), Attr("select_last_index", int64_t{1})}}};
+  }
+  if (op == "Softmax" || op == "LogSoftmax") {
+    return {Case{"[64,1000] axis -1", {in.Random(d, {64, 1000}, -10, 10)}},
+            Case{"[4,33,17] axis 1",
+                 {in.Random(d, {4, 33, 17}, -10, 10)},
+                 1,
+                 {Attr("axis", int64_t{1})}}};
+  }
+  if (op == "SoftmaxGrad_13" || op == "LogSoftmaxGrad_13") {
+    return {Case{"[64,1000] axis -1", {in.Random(d, {64, 1000}), in.Random(d, {64, 1000}, 0, 1)}},
+            Case{"[4,33,17] axis 1",
+                 {in.Random(d, {4, 33, 17}), in.Random(d, {4, 33, 17}, 0, 1)},
+                 1,
+                 {Attr("axis", int64_t{1})}}};
+  }
+  if (op == "LayerNormalization") {
+    return {Case{"[64,768] scale bias, 3 outputs",
+                 {in.Random(d, {64, 768}, -3, 3), in.Random(d, {768}), in.Random(d, {768})},
+                 3}};
+  }
+  if (op == "SimplifiedLayerNormalization") {
+    return {Case{
+        "[64,768] scale, 2 outputs", {in.Random(d, {64, 768}, -3, 3), in.Random(d, {768})}, 2}};
+  }
+  if (op == "LayerNormalizationGrad" || op == "SimplifiedLayerNormalizationGrad") {
+    std::vector<DeviceTensor> inputs = {in.Random(d, {64, 768}), in.Random(d, {64, 768}, -3, 3),
+                                        in.Random(d, {768})};
+    if (op == "LayerNormalizationGrad") {
+      inputs.push_back(in.Random(DataType::kFloat32, {64, 1}, -0.1, 0.1));
+    }
+    inputs.push_back(in.Random(DataType::kFloat32, {64, 1}, 0.5, 2));
+    return {Case{"[64,768] scale [768]", std::move(inputs),
+                 op == "LayerNormalizationGrad" ? size_t{3} : size_t{2}}};
   }
   if (op == "MatMul") {
     return {Case{"[2,1,5,7] x [3,7,4]", {in.Random(d, {2, 1, 5, 7}), in.Random(d, {3, 7, 4})}},

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Builds the benchmarks in Release and writes their results into docs/benchmarks.md.
 # Usage: scripts/bench.sh [--only SECTIONS] [graph-io-bench options]
-#   SECTIONS is a comma-separated subset of graph-io,adamw,comm,overlap,convert,compare,gpu
-#   (default: all but compare and gpu). compare runs bench/compare_builds.sh: this tree's build
+#   SECTIONS is a comma-separated subset of graph-io,adamw,comm,overlap,convert,compare,gpu,gpt
+#   (default: all but compare, gpu and gpt). gpt runs bench/gpt_vs_onnxruntime.sh: a GPT-like
+#   model's forward, and forward + backward, against ONNX Runtime (it installs ONNX Runtime's
+#   Python packages into two virtual environments the first time). compare runs bench/compare_builds.sh: this tree's build
 #   against a Release build of the commit ZG_COMPARE_BASE (built in a temporary worktree), side by
 #   side. gpu is measured on a GPU machine by scripts/gpu_check.sh: `--only gpu` with
 #   ZG_GPU_CHECK_RESULT=its gpu_check.md copies that table in. Sections
@@ -19,7 +21,7 @@ scripts/setup.sh
 build=${ZG_BENCH_BUILD_DIR:-build-release}
 doc=docs/benchmarks.md
 
-sections=(graph-io adamw comm overlap convert compare gpu)
+sections=(graph-io adamw comm overlap convert compare gpu gpt)
 selected=(graph-io adamw comm overlap convert)
 if [ "${1:-}" = "--only" ]; then
   IFS=, read -r -a selected <<<"${2:?--only needs a list of sections}"
@@ -44,6 +46,7 @@ wanted comm && targets+=(comm-bench)
 wanted overlap && targets+=(graph-exec rewrite-graph generate-models)
 wanted convert && targets+=(checkpoint-convert make-big-checkpoint)
 wanted compare && targets+=(graph-io-bench adamw-bench)
+wanted gpt && targets+=(run-model-bench)
 [ ${#targets[@]} -eq 0 ] || cmake --build "$build" -j "$(nproc)" --target "${targets[@]}"
 
 if [ $# -gt 0 ]; then
@@ -387,6 +390,59 @@ EOF
     echo '</details>'
     echo
   fi
+}
+
+section_gpt() {
+  cat <<'EOF'
+## A GPT-like model against ONNX Runtime on the CPU (`bench/gpt_vs_onnxruntime.sh`)
+
+Issue 13 asks the forward pass of a GPT-like model (width 256, sequence 128, 4 layers, batch 8) to
+take at most **1.5x** the time ONNX Runtime takes for the same ONNX file on the same number of
+threads, and one forward + backward step of that model to be reported next to it.
+
+- The model (`bench/gpt_vs_onnxruntime.py model`) is what `torch.onnx.export` makes of nanoGPT
+  (GPT-2's block: bias on, dropout 0, LM head tied to the token embedding), with random weights
+  from a fixed seed: that is what makes it representative, the graph a user would bring. Token and
+  position embeddings (`Gather`); per block `LayerNormalization`, causal self-attention (`MatMul`
+  + `Add` projections with weights stored [in, out], `Reshape` to heads and `Transpose`, scores
+  scaled by `Mul` with 1/sqrt(64), an additive causal mask, `Softmax`), residual `Add`,
+  `LayerNormalization`, MLP (`MatMul` + `Add`, `Gelu` of opset 20, `MatMul` + `Add`), residual
+  `Add`; a final `LayerNormalization` and the LM head (`MatMul` by the transposed embedding).
+  Shapes are fixed, as an export for one batch size fixes them. It differs from an export in two
+  choices, each an option: q, k and v have separate projections (`--qkv fused`: nanoGPT's one
+  `c_attn` and a `Split`), and GELU is the opset-20 op (`--gelu erf`: the Erf expansion an export
+  at opset 17 writes); logits are computed for every position, as training does.
+- forward + backward is ONNX Runtime Training's own training graph of that model
+  (`generate_artifacts` of onnxruntime-training 1.19.2 on the forward plus nanoGPT's
+  `logits.view(-1, vocab)`, loss `SoftmaxCrossEntropyLoss`): its backward uses the `com.microsoft`
+  gradient ops (`FusedMatMul`, `LayerNormalizationGrad`, `SoftmaxGrad_13`, `GeluGrad`, `GatherGrad`,
+  `InPlaceAccumulatorV2`, ...) exactly as ONNX Runtime emits them. Its parameters and gradient
+  accumulation buffers are graph inputs, fed from files; `lazy_reset_grad` is true, so every run
+  is one step's forward, backward and gradient write. The forward's `LayerNormalization` nodes
+  there also output the mean and inverse deviation, which ONNX Runtime's gradient needs.
+- zerograph: `run-model-bench` (`bench/run_model_bench.cc`) loads and plans the model and sets the
+  inputs once, as `graph-exec --run-once` does (the same code, `PreparedRun`), then times
+  `Executor::Run`. ONNX Runtime: `InferenceSession.run` on the same file and inputs. Only the
+  inference package's session is timed for the forward; it has no kernels for the gradient ops,
+  so the step is timed with onnxruntime-training's `InferenceSession`, which does (its forward is
+  in the table too, to show the two versions agree).
+- Threads: zerograph's CPU kernels run on the compute stream's one thread, and `MatMul`/`Gemm`
+  call OpenBLAS (pthreads), which takes every core unless `OPENBLAS_NUM_THREADS` says otherwise;
+  the script sets it to the thread count, and gives ONNX Runtime that many intra-op threads.
+  Elementwise, normalisation and softmax kernels are single-threaded in zerograph and
+  multi-threaded in ONNX Runtime, and ONNX Runtime fuses what it recognises (its default graph
+  optimizations): both belong to what is compared. The rows without graph optimizations show
+  what its fusions are worth here.
+- BLAS: OpenBLAS 0.3.21 (Debian 12's) does not know AMD's Zen 4. On an AMD CPU with AVX-512 it
+  runs its Haswell (AVX2) GEMM kernels (perf: `sgemm_kernel_HASWELL`), where ONNX Runtime's own
+  GEMM (MLAS) uses AVX-512. `OPENBLAS_CORETYPE=SKYLAKEX`, read when the library loads, makes it
+  run its AVX-512 kernels: zerograph is timed both ways, the default being what a user gets.
+- The proxy forward (described under the table) runs today: it compares the GEMMs, reshapes,
+  transposes and adds before the missing kernels are in.
+
+EOF
+  measure gpt plain bench/gpt_vs_onnxruntime.sh --build "$build"
+  cat "$work/gpt"
 }
 
 # previous NAME: the section's text in the current docs/benchmarks.md, or nothing.

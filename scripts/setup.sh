@@ -11,7 +11,7 @@ packages=(
   libopenmpi-dev openmpi-bin
   nlohmann-json3-dev
   libopenblas-dev
-  python3-onnx python3-numpy
+  python3-onnx python3-numpy python3-venv
 )
 
 missing=()

@@ -226,12 +226,16 @@ StatusOr<std::unique_ptr<SafetensorsFile>> SafetensorsFile::Open(const std::stri
   uint64_t header_size = 0;
   for (int i = 0; i < 8; ++i) header_size |= std::to_integer<uint64_t>(bytes[i]) << (8 * i);
   if (header_size > kMaxHeaderBytes) {
-    return fail(DataLossError(StrCat("header length ", header_size, " exceeds the limit of ",
-                                     kMaxHeaderBytes, " bytes")));
+    return fail(DataLossError(
+        StrCat("not a safetensors file: its first 8 bytes give a header "
+               "length of ",
+               header_size, ", which exceeds the limit of ", kMaxHeaderBytes, " bytes")));
   }
   if (header_size > bytes.size() - 8) {
-    return fail(DataLossError(
-        StrCat("header length ", header_size, " exceeds the file (", bytes.size(), " bytes)")));
+    return fail(
+        DataLossError(StrCat("not a safetensors file (or a truncated one): its header "
+                             "length ",
+                             header_size, " exceeds the file (", bytes.size(), " bytes)")));
   }
   std::string_view header_text(reinterpret_cast<const char*>(bytes.data() + 8), header_size);
   StatusOr<Json> header = ParseHeader(header_text);

@@ -177,6 +177,7 @@ const OpContracts& OpContracts::Get() {
     Status status = contracts::AddStandardContracts(*built);
     if (status.ok()) status = contracts::AddTrainingContracts(*built);
     if (status.ok()) status = contracts::AddZerographContracts(*built);
+    if (status.ok()) status = contracts::AddReductionContracts(*built);
     if (status.ok()) status = contracts::AddLossMatMulContracts(*built);
     // The lists are ours: a malformed one is a bug every test finds at once.
     ZG_CHECK(status.ok(), status.ToString());

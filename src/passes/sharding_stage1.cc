@@ -47,6 +47,9 @@ class ShardingRewriter {
                      "the graph is already rewritten (zerograph.nranks = ",
                      spec_.nranks.value_or(0), "); rewrite the original training graph instead");
     ZG_RETURN_IF_ERROR(CollectCandidates());
+    ZG_RETURN_IF_NOT(!candidates_.empty(),
+                     "the graph has no optimizer node updating a parameter (AdamW, SGD, Adam, "
+                     "Momentum or Adagrad; docs/formats.md), so there is nothing to shard");
     is_sharded_.assign(candidates_.size(), 0);
     layout_ = LayoutManifest();
     layout_.nranks = options_.nranks;

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "zerograph/core/str_cat.h"
+#include "zerograph/ir/graph.h"
 #include "zerograph/ir/node.h"
 #include "zerograph/ir/op_contract.h"
 
@@ -80,6 +81,34 @@ const KernelDef* KernelRegistry::Find(std::string_view domain, std::string_view 
   if (op == ops_.end()) return nullptr;
   auto def = op->second.by_dtype.find(dtype);
   return def == op->second.by_dtype.end() ? nullptr : &def->second;
+}
+
+bool KernelRegistry::HasOp(std::string_view domain, std::string_view op_type,
+                           DeviceType device) const {
+  return ops_.contains(OpKey(NormalizeDomain(domain), op_type, device));
+}
+
+Status KernelRegistry::CheckEveryOpHasKernel(const Graph& graph, DeviceType device) const {
+  // Missing ops in order of first use, each with its nodes.
+  std::vector<std::pair<std::string, std::vector<const Node*>>> missing;
+  for (const Node* node : graph.nodes()) {
+    if (HasOp(node->domain(), node->op_type(), device)) continue;
+    const std::string name = OpName(NormalizeDomain(node->domain()), node->op_type());
+    auto op = std::find_if(missing.begin(), missing.end(),
+                           [&](const auto& entry) { return entry.first == name; });
+    if (op == missing.end()) op = missing.insert(missing.end(), {name, {}});
+    op->second.push_back(node);
+  }
+  if (missing.empty()) return Status::Ok();
+  std::vector<std::string> parts;
+  for (const auto& [name, users] : missing) {
+    parts.push_back(users.size() == 1 ? StrCat(name, " (node '", users[0]->name(), "')")
+                                      : StrCat(name, " (", users.size(), " nodes, first '",
+                                               users[0]->name(), "')"));
+  }
+  return NotFoundError(StrCat("no kernel on ", DeviceTypeName(device), " for ", missing.size(),
+                              missing.size() == 1 ? " op: " : " ops: ", StrJoin(parts, ", "),
+                              " (graph-exec --list-ops lists what this build runs)"));
 }
 
 StatusOr<std::unique_ptr<OpKernel>> KernelRegistry::CreateKernel(

@@ -97,13 +97,30 @@ std::vector<Value*> HostReadInputs(const Graph& graph, const KernelRegistry& reg
 
 }  // namespace
 
-Status RunOnce(const std::string& model_path, const std::string& input_dir,
-               const std::string& output_dir) {
-  ZG_ASSIGN_OR_RETURN(std::unique_ptr<Graph> graph, LoadModel(model_path));
+struct PreparedRun::State {
+  std::string model_path;
+  std::unique_ptr<Graph> graph;
+  KernelRegistry registry;
+  std::unique_ptr<Device> device;
+  std::unique_ptr<Communicator> comm;
+  std::unique_ptr<Executor> executor;
+  // Graph outputs by their names in the file, which the rewrite below may change.
+  std::vector<std::string> output_names;
+};
+
+PreparedRun::PreparedRun(std::unique_ptr<State> state) : state_(std::move(state)) {}
+PreparedRun::~PreparedRun() = default;
+
+StatusOr<std::unique_ptr<PreparedRun>> PreparedRun::Prepare(const std::string& model_path,
+                                                            const std::string& input_dir) {
+  auto state = std::make_unique<State>();
+  state->model_path = model_path;
+  ZG_ASSIGN_OR_RETURN(state->graph, LoadModel(model_path));
+  Graph& graph = *state->graph;
 
   // ONNX's test runners feed input_N.pb to the N-th input that is not an initializer.
   std::vector<Value*> inputs;
-  for (Value* value : graph->inputs()) {
+  for (Value* value : graph.inputs()) {
     if (value->initializer() == nullptr) inputs.push_back(value);
   }
   std::vector<HostTensorData> data;
@@ -123,39 +140,45 @@ Status RunOnce(const std::string& model_path, const std::string& input_dir,
                    "' has no graph input to feed: '", model_path, "' has ", inputs.size(),
                    " inputs besides its initializers");
 
-  // Graph outputs by their names in the file, which the rewrite below may change.
-  std::vector<std::string> output_names;
-  for (const Value* output : graph->outputs()) output_names.emplace_back(output->name());
+  for (const Value* output : graph.outputs()) state->output_names.emplace_back(output->name());
 
-  KernelRegistry registry;
-  ZG_RETURN_IF_ERROR(RegisterCpuKernels(registry));
+  ZG_RETURN_IF_ERROR(RegisterCpuKernels(state->registry));
   // A one-shot run knows every input before planning: those read on the host become constants.
-  for (Value* input : HostReadInputs(*graph, registry)) {
+  for (Value* input : HostReadInputs(graph, state->registry)) {
     const size_t i =
         static_cast<size_t>(std::find(inputs.begin(), inputs.end(), input) - inputs.begin());
-    Value* constant = graph->AddInitializer(graph->UniqueValueName(StrCat(input->name(), "_value")),
-                                            data[i].dtype, data[i].shape, data[i].bytes);
-    graph->ReplaceAllUsesWith(input, constant);
+    Value* constant = graph.AddInitializer(graph.UniqueValueName(StrCat(input->name(), "_value")),
+                                           data[i].dtype, data[i].shape, data[i].bytes);
+    graph.ReplaceAllUsesWith(input, constant);
   }
 
-  std::unique_ptr<Device> device = CreateCpuDevice();
-  std::unique_ptr<Communicator> comm = CreateLocalCommunicator();
+  state->device = CreateCpuDevice();
+  state->comm = CreateLocalCommunicator();
   StatusOr<std::unique_ptr<Executor>> executor =
-      Executor::Create(*graph, *device, *comm, registry, std::move(options));
+      Executor::Create(graph, *state->device, *state->comm, state->registry, std::move(options));
   if (!executor.ok()) {
     return std::move(executor).status().WithContext(StrCat("planning '", model_path, "'"));
   }
+  state->executor = std::move(executor).value();
   for (size_t i = 0; i < inputs.size(); ++i) {
-    ZG_RETURN_IF_ERROR((*executor)->SetInput(inputs[i]->name(), data[i].bytes));
+    ZG_RETURN_IF_ERROR(state->executor->SetInput(inputs[i]->name(), data[i].bytes));
   }
-  Status ran = (*executor)->Run();
-  if (!ran.ok()) return std::move(ran).WithContext(StrCat("running '", model_path, "'"));
+  return std::unique_ptr<PreparedRun>(new PreparedRun(std::move(state)));
+}
 
+Status PreparedRun::Run() {
+  Status ran = state_->executor->Run();
+  if (!ran.ok()) return std::move(ran).WithContext(StrCat("running '", state_->model_path, "'"));
+  return Status::Ok();
+}
+
+Status PreparedRun::WriteOutputs(const std::string& output_dir) const {
+  std::error_code error;
   fs::create_directories(output_dir, error);
   if (error) return IoError("cannot create folder", output_dir, error.value());
-  for (size_t i = 0; i < output_names.size(); ++i) {
-    const std::string& name = output_names[i];
-    const DeviceTensor* tensor = (*executor)->Find(name);
+  for (size_t i = 0; i < state_->output_names.size(); ++i) {
+    const std::string& name = state_->output_names[i];
+    const DeviceTensor* tensor = state_->executor->Find(name);
     ZG_RET_CHECK(tensor != nullptr, "graph output '", name, "' has no tensor after the run");
     onnx::TensorProto proto;
     proto.set_name(name);
@@ -167,6 +190,14 @@ Status RunOnce(const std::string& model_path, const std::string& input_dir,
         WriteFileAtomically((fs::path(output_dir) / StrCat("output_", i, ".pb")).string(), bytes));
   }
   return Status::Ok();
+}
+
+Status RunOnce(const std::string& model_path, const std::string& input_dir,
+               const std::string& output_dir) {
+  ZG_ASSIGN_OR_RETURN(std::unique_ptr<PreparedRun> run,
+                      PreparedRun::Prepare(model_path, input_dir));
+  ZG_RETURN_IF_ERROR(run->Run());
+  return run->WriteOutputs(output_dir);
 }
 
 }  // namespace zerograph::runtime

@@ -19,8 +19,13 @@ StatusOr<std::unique_ptr<Dataset>> Dataset::Open(const std::string& path, const 
     ZG_RETURN_IF_NOT(type && type->dims && !type->dims->empty() && type->numel(), "data input '",
                      name, "' needs a fully known shape with a batch dimension");
     const SafetensorsFile::TensorInfo* tensor = file->Find(name);
-    ZG_RETURN_IF_NOT(tensor != nullptr, "'", path, "' has no tensor '", name,
-                     "' for the graph's data input of that name");
+    if (tensor == nullptr) {
+      std::vector<std::string_view> names;
+      for (const SafetensorsFile::TensorInfo& held : file->tensors()) names.push_back(held.name);
+      return InvalidArgumentError(StrCat(
+          "'", path, "' has no tensor '", name,
+          "' for the graph's data input of that name (it holds: ", StrJoin(names, ", "), ")"));
+    }
     ZG_RETURN_IF_NOT(tensor->dtype == type->dtype, "'", path, "': tensor '", name, "' is ",
                      DataTypeName(tensor->dtype), ", the graph's input is ",
                      DataTypeName(type->dtype));

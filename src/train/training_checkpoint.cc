@@ -244,7 +244,7 @@ StatusOr<std::string> SaveCheckpoint(const TrainingState& state,
 }
 
 StatusOr<CheckpointManifest> LoadCheckpoint(const TrainingState& state, const std::string& dir,
-                                            const std::string& graph_path) {
+                                            const std::string& graph_path, int64_t rows_per_rank) {
   ZG_ASSIGN_OR_RETURN(std::unique_ptr<CheckpointReader> reader, CheckpointReader::Open(dir));
   const CheckpointManifest& manifest = reader->manifest();
   const StateModel& model = *state.model;
@@ -253,6 +253,24 @@ StatusOr<CheckpointManifest> LoadCheckpoint(const TrainingState& state, const st
                                        graph_path, "': ", ModelDifference(manifest.model, model)));
   }
   const int64_t nranks = state.comm->size();
+  const int64_t saved_batch = manifest.global_batch;
+  if (saved_batch != 0 && saved_batch != rows_per_rank * nranks) {
+    const std::string fix =
+        saved_batch % nranks == 0
+            ? StrCat("to continue it on ", nranks, " rank(s), each rank must take ",
+                     saved_batch / nranks, " rows (", saved_batch, " / ", nranks,
+                     "): give the model that batch dimension (generate-models --batch ",
+                     saved_batch / nranks,
+                     ", or your exporter's batch size), rewrite it with "
+                     "--nranks ",
+                     nranks, ", and load the checkpoint into that graph")
+            : StrCat(saved_batch, " rows do not split evenly over ", nranks,
+                     " ranks: run on a rank count that divides ", saved_batch);
+    return InvalidArgumentError(StrCat("checkpoint '", dir, "' was trained with a global batch of ",
+                                       saved_batch, ", this run takes ", rows_per_rank * nranks,
+                                       " (", nranks, " rank(s) x ", rows_per_rank,
+                                       " rows): the data position would not continue; ", fix));
+  }
   if (manifest.kind == CheckpointKind::kUnbalanced) {
     std::string difference;
     if (manifest.layout.has_value() != model.layout.has_value()) {

@@ -1,7 +1,9 @@
 """Writes a tiny training graph (docs/formats.md, "Training graph") for the CLI tests, so that they do not depend on
 the generated models: y_hat = relu(x @ w + b), loss = mean((y_hat - y)^2), SGD on w and b.
 
-Usage: make_tiny_model.py OUT.onnx
+Usage: make_tiny_model.py OUT.onnx [--no-optimizer]
+  --no-optimizer: the same graph without its SGD node (gradients are outputs, nothing is bound), a
+                  training graph with nothing to shard.
 """
 import sys
 
@@ -19,7 +21,7 @@ def node(op, inputs, outputs, role, domain="", **attrs):
     return n
 
 
-def main(path):
+def main(path, optimizer=True):
     rng = np.random.default_rng(0)
     inits = [
         numpy_helper.from_array(rng.standard_normal((3, 2)).astype(np.float32), "w"),
@@ -42,14 +44,21 @@ def main(path):
         node("SGD", ["lr", "w", "b", "w.grad", "b.grad"], ["w.new", "b.new"], OPTIMIZER,
              domain="org.zerograph"),
     ]
+    outputs = [helper.make_tensor_value_info("loss", TensorProto.FLOAT, []),
+               helper.make_tensor_value_info("w.new", TensorProto.FLOAT, [3, 2]),
+               helper.make_tensor_value_info("b.new", TensorProto.FLOAT, [2])]
+    state_binding = '{"w.new": "w", "b.new": "b"}'
+    if not optimizer:
+        nodes.pop()
+        outputs = [outputs[0], helper.make_tensor_value_info("w.grad", TensorProto.FLOAT, [3, 2]),
+                   helper.make_tensor_value_info("b.grad", TensorProto.FLOAT, [2])]
+        state_binding = "{}"
     graph = helper.make_graph(
         nodes, "tiny_mlp",
         inputs=[helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 3]),
                 helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 2]),
                 helper.make_tensor_value_info("lr", TensorProto.FLOAT, [])],
-        outputs=[helper.make_tensor_value_info("loss", TensorProto.FLOAT, []),
-                 helper.make_tensor_value_info("w.new", TensorProto.FLOAT, [3, 2]),
-                 helper.make_tensor_value_info("b.new", TensorProto.FLOAT, [2])],
+        outputs=outputs,
         initializer=inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13),
                                                     helper.make_opsetid("org.zerograph", 1)])
@@ -58,11 +67,11 @@ def main(path):
         "zerograph.format_version": "1",
         "zerograph.loss": "loss",
         "zerograph.inputs": '{"data": ["x", "y"], "lr": "lr"}',
-        "zerograph.state_binding": '{"w.new": "w", "b.new": "b"}',
+        "zerograph.state_binding": state_binding,
     })
     onnx.checker.check_model(model)
     onnx.save(model, path)
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    main(sys.argv[1], optimizer="--no-optimizer" not in sys.argv[2:])

@@ -292,6 +292,62 @@ TEST_F(CudaKernelsTest, FusedBufferOpsMatchCpu) {
   }
 }
 
+// The other reductions and ArgMax/ArgMin (axes as attributes, opset 17): accumulators as on the
+// CPU; the results one rounding apart, indices equal.
+TEST_F(CudaKernelsTest, ReductionFamilyMatchesCpu) {
+  for (DataType dtype : kFloatDtypes) {
+    const DeviceTensor x = cpu_.Random(dtype, {8, 3, 1500}, 7, 0.5, 1.5);
+    for (const char* op : {"ReduceMax", "ReduceMin", "ReduceProd", "ReduceSumSquare", "ReduceL1",
+                           "ReduceL2", "ReduceLogSum", "ReduceLogSumExp"}) {
+      for (const std::vector<int64_t>& axes : std::vector<std::vector<int64_t>>{{0}, {2}, {0, 2}}) {
+        ExpectSame("", op, {x}, 1, {Attr("axes", axes)}, 2 * UnitRoundoff(dtype));
+      }
+    }
+    for (const char* op : {"ArgMax", "ArgMin"}) {
+      ExpectSame("", op, {x}, 1, {Attr("axis", int64_t{1}), Attr("select_last_index", int64_t{1})},
+                 0);
+    }
+  }
+}
+
+// Softmax and its gradients along the last axis (a block per row) and a middle one (a thread per
+// column); exp() differs in its last bits between CUDA and glibc.
+TEST_F(CudaKernelsTest, SoftmaxFamilyMatchesCpu) {
+  for (DataType dtype : kFloatDtypes) {
+    const double rtol = dtype == DataType::kFloat32 ? 1e-5 : 2 * UnitRoundoff(dtype);
+    for (int64_t axis : {-1, 1}) {
+      const DeviceTensor x = cpu_.Random(dtype, {4, 33, 300}, 8, -5, 5);
+      const DeviceTensor y = cpu_.Random(dtype, {4, 33, 300}, 9, 0, 1);
+      for (const char* op : {"Softmax", "LogSoftmax"}) {
+        ExpectSame("", op, {x}, 1, {Attr("axis", axis)}, rtol);
+      }
+      for (const char* op : {"SoftmaxGrad_13", "LogSoftmaxGrad_13"}) {
+        ExpectSame("com.microsoft", op, {x, y}, 1, {Attr("axis", axis)}, rtol);
+      }
+    }
+  }
+}
+
+// The normalizations and their gradients: sums in double on both devices.
+TEST_F(CudaKernelsTest, LayerNormFamilyMatchesCpu) {
+  for (DataType dtype : kFloatDtypes) {
+    const double rtol = dtype == DataType::kFloat32 ? 1e-5 : 2 * UnitRoundoff(dtype);
+    const DeviceTensor x = cpu_.Random(dtype, {6, 2, 384}, 10, -3, 3);
+    const DeviceTensor dy = cpu_.Random(dtype, {6, 2, 384}, 11);
+    const DeviceTensor scale = cpu_.Random(dtype, {2, 384}, 12, 0.5, 2);
+    const DeviceTensor bias = cpu_.Random(dtype, {2, 384}, 13);
+    const DeviceTensor mean = cpu_.Random(DataType::kFloat32, {6, 1, 1}, 14, -0.1, 0.1);
+    const DeviceTensor inv = cpu_.Random(DataType::kFloat32, {6, 1, 1}, 15, 0.5, 2);
+    const std::vector<Attr> attrs = {Attr("axis", int64_t{1})};
+    ExpectSame("", "LayerNormalization", {x, scale, bias}, 3, attrs, rtol);
+    ExpectSame("com.microsoft", "SimplifiedLayerNormalization", {x, scale}, 2, attrs, rtol);
+    ExpectSame("com.microsoft", "LayerNormalizationGrad", {dy, x, scale, mean, inv}, 3, attrs,
+               rtol);
+    ExpectSame("com.microsoft", "SimplifiedLayerNormalizationGrad", {dy, x, scale, inv}, 2, attrs,
+               rtol);
+  }
+}
+
 // The losses sum in double on both devices in different orders; their gradients, Dropout (the
 // same counter-based mask), DropoutGrad and the accumulator round once, as the CPU does;
 // FusedMatMul is cuBLAS against BLAS.

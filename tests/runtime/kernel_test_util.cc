@@ -89,9 +89,9 @@ StatusOr<std::vector<OutputInfo>> KernelRunner::Infer(const Node& node,
     dtypes.push_back(t.empty() ? DataType::kUndefined : t.dtype());
     specs.push_back(TensorSpec{t.dtype(), t.shape()});
   }
-  ZG_ASSIGN_OR_RETURN(std::unique_ptr<OpKernel> kernel,
-                      registry_.CreateKernel(node, DeviceType::kCpu, dtypes, rank_, nranks_,
-                                             node.domain().empty() ? opset_ : std::nullopt));
+  ZG_ASSIGN_OR_RETURN(
+      std::unique_ptr<OpKernel> kernel,
+      registry_.CreateKernel(node, DeviceType::kCpu, dtypes, rank_, nranks_, opset_));
   std::vector<const TensorSpec*> spec_ptrs;
   std::vector<HostValue> host_values(inputs.size());
   std::vector<const HostValue*> values;
@@ -112,9 +112,9 @@ StatusOr<std::vector<DeviceTensor>> KernelRunner::Run(const Node& node,
     dtypes.push_back(t.empty() ? DataType::kUndefined : t.dtype());
     specs.push_back(TensorSpec{t.dtype(), t.shape()});
   }
-  ZG_ASSIGN_OR_RETURN(std::unique_ptr<OpKernel> kernel,
-                      registry_.CreateKernel(node, DeviceType::kCpu, dtypes, rank_, nranks_,
-                                             node.domain().empty() ? opset_ : std::nullopt));
+  ZG_ASSIGN_OR_RETURN(
+      std::unique_ptr<OpKernel> kernel,
+      registry_.CreateKernel(node, DeviceType::kCpu, dtypes, rank_, nranks_, opset_));
   std::vector<const TensorSpec*> spec_ptrs;
   std::vector<const DeviceTensor*> input_ptrs;
   std::vector<HostValue> host_values(inputs.size());

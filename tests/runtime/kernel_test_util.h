@@ -39,8 +39,8 @@ class KernelRunner {
   void set_communicator(Communicator* comm) { comm_ = comm; }
   // The executor's run number kernels see (KernelContext::step).
   void set_step(int64_t step) { step_ = step; }
-  // The opset ONNX's ops are read at (default: each op's newest version).
-  void set_opset(int64_t version) { opset_ = version; }
+  // The opset version whose contracts the nodes run with (default: each op's newest).
+  void set_opset(std::optional<int64_t> version) { opset_ = version; }
 
   // A node `op` in `domain` whose inputs have the types of `inputs` (an empty tensor is an
   // omitted optional input) and `num_outputs` outputs.

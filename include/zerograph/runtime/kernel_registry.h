@@ -17,6 +17,7 @@
 #include "zerograph/runtime/kernel.h"
 
 namespace zerograph {
+class Graph;
 class Node;
 }  // namespace zerograph
 
@@ -71,6 +72,14 @@ class KernelRegistry {
   StatusOr<std::unique_ptr<OpKernel>> CreateKernel(
       const Node& node, DeviceType device, std::span<const DataType> input_dtypes, int rank = 0,
       int nranks = 1, std::optional<int64_t> opset_version = std::nullopt) const;
+
+  // Whether any kernel of the op is registered on `device`.
+  bool HasOp(std::string_view domain, std::string_view op_type, DeviceType device) const;
+
+  // Every op of `graph` without a kernel on `device`, in one NotFound error naming each op with
+  // its nodes (so a user bringing a new model learns everything that is missing at once); Ok when
+  // every op has one.
+  Status CheckEveryOpHasKernel(const Graph& graph, DeviceType device) const;
 
   // Every key, sorted (for listing the ops a build supports).
   std::vector<KernelKey> Keys() const;

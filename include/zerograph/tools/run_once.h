@@ -1,6 +1,7 @@
 #ifndef ZEROGRAPH_TOOLS_RUN_ONCE_H_
 #define ZEROGRAPH_TOOLS_RUN_ONCE_H_
 
+#include <memory>
 #include <string>
 
 #include "zerograph/core/status.h"
@@ -22,6 +23,26 @@ namespace zerograph::runtime {
 // without a kernel NotFound.
 Status RunOnce(const std::string& model_path, const std::string& input_dir,
                const std::string& output_dir);
+
+// RunOnce in its three parts, for a caller that runs the same model on the same inputs many
+// times (bench/run_model_bench.cc): Prepare loads, plans and sets the inputs once; Run runs the
+// graph again on them; WriteOutputs writes what the last run computed. Errors as RunOnce's.
+class PreparedRun {
+ public:
+  static StatusOr<std::unique_ptr<PreparedRun>> Prepare(const std::string& model_path,
+                                                        const std::string& input_dir);
+  ~PreparedRun();
+  PreparedRun(const PreparedRun&) = delete;
+  PreparedRun& operator=(const PreparedRun&) = delete;
+
+  Status Run();
+  Status WriteOutputs(const std::string& output_dir) const;
+
+ private:
+  struct State;
+  explicit PreparedRun(std::unique_ptr<State> state);
+  std::unique_ptr<State> state_;
+};
 
 }  // namespace zerograph::runtime
 

@@ -42,10 +42,13 @@ StatusOr<std::string> SaveCheckpoint(const TrainingState& state,
                                      const SaveCheckpointOptions& options);
 
 // Loads checkpoint `dir` into every rank's executor (each rank reads the ranges it holds). Refuses
-// a checkpoint of another model, and an unbalanced one of another layout, naming what differs and
-// the checkpoint-convert command (`graph_path` completes it) that fixes it.
+// a checkpoint of another model, one trained with another global batch than this run's
+// (`rows_per_rank` × ranks: the data position would not continue), and an unbalanced one of
+// another layout, naming what differs and what fixes it (the batch dimension to give the graph;
+// the checkpoint-convert command, which `graph_path` completes). The batch is checked first, so
+// the suggested conversion leads to a run that continues.
 StatusOr<CheckpointManifest> LoadCheckpoint(const TrainingState& state, const std::string& dir,
-                                            const std::string& graph_path);
+                                            const std::string& graph_path, int64_t rows_per_rank);
 
 }  // namespace zerograph
 

@@ -104,59 +104,6 @@ OpContract Gemm(int since_version) {
           GemmShape};
 }
 
-// --- Reductions: axes from the attribute (older versions) or the optional host input 1.
-StatusOr<std::vector<TensorSpec>> ReduceShape(const ShapeContext& ctx) {
-  ZG_ASSIGN_OR_RETURN(const TensorSpec* x, ctx.Required(0));
-  const Node& node = *ctx.node;
-  std::vector<int64_t> axes;
-  if (node.HasAttribute("axes")) {
-    ZG_ASSIGN_OR_RETURN(axes, ContractInts(node, "axes"));
-  }
-  if (ctx.input(1) != nullptr) {
-    ZG_RETURN_IF_NOT(!node.HasAttribute("axes"), "axes given both as attribute and as input");
-    const HostValue* value = ctx.value(1);
-    ZG_RETURN_IF_NOT(value != nullptr, "the axes input must be a constant");
-    ZG_ASSIGN_OR_RETURN(axes, ReadInts(*value, "axes"));
-  }
-  ZG_ASSIGN_OR_RETURN(int64_t keepdims, ContractInt(node, "keepdims"));
-  int64_t noop = 0;
-  if (node.HasAttribute("noop_with_empty_axes")) {
-    ZG_ASSIGN_OR_RETURN(noop, ContractInt(node, "noop_with_empty_axes"));
-  }
-  if (axes.empty() && noop != 0) return std::vector<TensorSpec>{*x};
-  ZG_ASSIGN_OR_RETURN(std::vector<bool> reduced,
-                      ReducedAxes(axes, static_cast<int64_t>(x->shape.size()), noop != 0));
-  TensorSpec out{x->dtype, {}};
-  for (size_t d = 0; d < x->shape.size(); ++d) {
-    if (!reduced[d]) {
-      out.shape.push_back(x->shape[d]);
-    } else if (keepdims != 0) {
-      out.shape.push_back(1);
-    }
-  }
-  return std::vector<TensorSpec>{std::move(out)};
-}
-
-OpContract Reduce(std::string_view name, int since_version, bool axes_input) {
-  OpContract contract{"",
-                      name,
-                      since_version,
-                      {{"data", "T"}},
-                      {{"reduced", "T"}},
-                      {{"keepdims", AttributeType::kInt, false, int64_t{1}}},
-                      {{"T", axes_input ? std::span<const DataType>(kMatMulTypes)
-                                        : std::span<const DataType>(kReduceTypesBefore13)}},
-                      ReduceShape};
-  if (axes_input) {
-    contract.inputs.push_back({"axes", "tensor(int64)", kOptional, /*host=*/true});
-    contract.type_constraints.push_back({"tensor(int64)", kInt64Type});
-    contract.attributes.push_back({"noop_with_empty_axes", AttributeType::kInt, false, int64_t{0}});
-  } else {
-    contract.attributes.push_back({"axes", AttributeType::kInts, false, {}});
-  }
-  return contract;
-}
-
 // --- Data movement.
 
 // Reshape per ONNX: 0 copies a dimension unless `allowzero`, -1 is inferred.
@@ -278,10 +225,6 @@ Status AddStandardContracts(OpContracts& contracts) {
                                     MatMulShape}));
   ZG_RETURN_IF_ERROR(contracts.Add(Gemm(7)));
   ZG_RETURN_IF_ERROR(contracts.Add(Gemm(11)));
-  ZG_RETURN_IF_ERROR(contracts.Add(Reduce("ReduceSum", 1, /*axes_input=*/false)));
-  ZG_RETURN_IF_ERROR(contracts.Add(Reduce("ReduceSum", 13, /*axes_input=*/true)));
-  ZG_RETURN_IF_ERROR(contracts.Add(Reduce("ReduceMean", 1, /*axes_input=*/false)));
-  ZG_RETURN_IF_ERROR(contracts.Add(Reduce("ReduceMean", 18, /*axes_input=*/true)));
   ZG_RETURN_IF_ERROR(contracts.Add({"",
                                     "Identity",
                                     1,

@@ -592,6 +592,7 @@ Status Executor::Impl::Plan(const KernelRegistry& registry) {
   if (options_.trace) {
     ZG_ASSIGN_OR_RETURN(timeline_, device_.CreateTimeline());
   }
+  ZG_RETURN_IF_ERROR(registry.CheckEveryOpHasKernel(graph_, device_.type()));
   ZG_RETURN_IF_ERROR(PlaceSources());
   // Gradients that an op fuses into its output (CoalesceTensors) are produced straight into the
   // fused buffer.

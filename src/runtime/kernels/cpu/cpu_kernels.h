@@ -9,7 +9,10 @@ namespace zerograph::runtime {
 // Each family of CPU kernels registers itself here; RegisterCpuKernels calls them all.
 Status RegisterCpuElementwiseKernels(KernelRegistry& registry);  // elementwise_ops.h's tables
 Status RegisterCpuMatMulKernels(KernelRegistry& registry);       // MatMul Gemm
-Status RegisterCpuReduceKernels(KernelRegistry& registry);       // ReduceSum ReduceMean
+Status RegisterCpuReduceKernels(KernelRegistry& registry);       // ReduceSum ReduceMax ...
+Status RegisterCpuArgReduceKernels(KernelRegistry& registry);    // ArgMax ArgMin
+Status RegisterCpuSoftmaxKernels(KernelRegistry& registry);      // Softmax LogSoftmax, gradients
+Status RegisterCpuLayerNormKernels(KernelRegistry& registry);    // LayerNormalization, RMS, grads
 Status RegisterCpuShapeKernels(KernelRegistry& registry);  // Identity Reshape Transpose Constant
 Status RegisterCpuCastKernels(KernelRegistry& registry);   // Cast
 Status RegisterCpuOptimizerKernels(KernelRegistry& registry);      // AdamW SGD

@@ -8,6 +8,9 @@ Status RegisterCpuKernels(KernelRegistry& registry) {
   ZG_RETURN_IF_ERROR(RegisterCpuElementwiseKernels(registry));
   ZG_RETURN_IF_ERROR(RegisterCpuMatMulKernels(registry));
   ZG_RETURN_IF_ERROR(RegisterCpuReduceKernels(registry));
+  ZG_RETURN_IF_ERROR(RegisterCpuArgReduceKernels(registry));
+  ZG_RETURN_IF_ERROR(RegisterCpuSoftmaxKernels(registry));
+  ZG_RETURN_IF_ERROR(RegisterCpuLayerNormKernels(registry));
   ZG_RETURN_IF_ERROR(RegisterCpuShapeKernels(registry));
   ZG_RETURN_IF_ERROR(RegisterCpuCastKernels(registry));
   ZG_RETURN_IF_ERROR(RegisterCpuOptimizerKernels(registry));

@@ -4,9 +4,11 @@
 // Mean divides by the summed weights of the labels not ignored (their count without weights), as
 // ONNX specifies.
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <memory>
+#include <optional>
 
 #include "runtime/kernels/cpu/cpu_kernels.h"
 #include "runtime/kernels/kernel_util.h"

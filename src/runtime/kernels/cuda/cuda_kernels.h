@@ -10,7 +10,9 @@ namespace zerograph::runtime {
 // registers the ops, dtypes and type input of its CPU counterpart in kernels/cpu/.
 Status RegisterCudaElementwiseKernels(KernelRegistry& registry);   // binary, unary ops, Cast
 Status RegisterCudaMatMulKernels(KernelRegistry& registry);        // MatMul Gemm (cuBLAS)
-Status RegisterCudaReduceKernels(KernelRegistry& registry);        // ReduceSum ReduceMean
+Status RegisterCudaReduceKernels(KernelRegistry& registry);        // reductions, ArgMax ArgMin
+Status RegisterCudaSoftmaxKernels(KernelRegistry& registry);       // Softmax LogSoftmax, gradients
+Status RegisterCudaLayerNormKernels(KernelRegistry& registry);     // LayerNormalization, RMS, grads
 Status RegisterCudaDataMovementKernels(KernelRegistry& registry);  // shape ops, fused buffers
 Status RegisterCudaOptimizerKernels(KernelRegistry& registry);  // AdamW SGD Adam Momentum Adagrad
 Status RegisterCudaLossKernels(KernelRegistry& registry);  // SoftmaxCrossEntropyLoss NLL, grads

@@ -8,6 +8,8 @@ Status RegisterCudaKernels(KernelRegistry& registry) {
   ZG_RETURN_IF_ERROR(RegisterCudaElementwiseKernels(registry));
   ZG_RETURN_IF_ERROR(RegisterCudaMatMulKernels(registry));
   ZG_RETURN_IF_ERROR(RegisterCudaReduceKernels(registry));
+  ZG_RETURN_IF_ERROR(RegisterCudaSoftmaxKernels(registry));
+  ZG_RETURN_IF_ERROR(RegisterCudaLayerNormKernels(registry));
   ZG_RETURN_IF_ERROR(RegisterCudaDataMovementKernels(registry));
   ZG_RETURN_IF_ERROR(RegisterCudaOptimizerKernels(registry));
   ZG_RETURN_IF_ERROR(RegisterCudaLossKernels(registry));
