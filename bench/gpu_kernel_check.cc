@@ -348,6 +348,75 @@ std::vector<Case> CasesFor(const KernelKey& key, Inputs& in) {
                   Attr("beta", 2.0)}},
             Case{"A[33,65] B[65,17]", {in.Random(d, {33, 65}), in.Random(d, {65, 17})}}};
   }
+  if (op == "FusedMatMul") {
+    return {Case{"[4,64,128]' x [128,32], alpha 0.5",
+                 {in.Random(d, {4, 128, 64}), in.Random(d, {128, 32})},
+                 1,
+                 {Attr("transA", int64_t{1}), Attr("alpha", 0.5)}},
+            Case{"[5,2,3,7] transBatchA x [2,3,9,7]'",
+                 {in.Random(d, {5, 2, 3, 7}), in.Random(d, {2, 3, 9, 7})},
+                 1,
+                 {Attr("transBatchA", int64_t{1}), Attr("transB", int64_t{1})}}};
+  }
+  // Losses: labels in [0, C), some of them the ignored 3.
+  const bool loss = op == "SoftmaxCrossEntropyLoss" || op == "NegativeLogLikelihoodLoss" ||
+                    op == "SoftmaxCrossEntropyLossInternal";
+  if (loss) {
+    const double lo = op == "NegativeLogLikelihoodLoss" ? -8 : -20;
+    const double hi = op == "NegativeLogLikelihoodLoss" ? 0 : 20;
+    const size_t outputs = op == "NegativeLogLikelihoodLoss" ? 1 : 2;
+    std::vector<DeviceTensor> mean_inputs = {in.Random(d, {256, 1000}, lo, hi),
+                                             in.Random(DataType::kInt64, {256}, 0, 1000),
+                                             in.Random(d, {1000}, 0.5, 2)};
+    std::vector<DeviceTensor> none_inputs = {in.Random(d, {4, 5, 3, 7}, lo, hi),
+                                             in.Random(DataType::kInt32, {4, 3, 7}, 0, 5)};
+    std::vector<Attr> mean_attrs = {Attr("reduction", "mean")};
+    if (op == "SoftmaxCrossEntropyLossInternal") {
+      mean_inputs.push_back(in.Make(DataType::kInt64, {}, {3}));
+    } else {
+      mean_attrs.push_back(Attr("ignore_index", int64_t{3}));
+    }
+    return {Case{"[256,1000] mean, weights, ignore 3", mean_inputs, outputs, mean_attrs},
+            Case{"[4,5,3,7] none", none_inputs, outputs, {Attr("reduction", "none")}}};
+  }
+  if (op == "SoftmaxCrossEntropyLossGrad" || op == "SoftmaxCrossEntropyLossInternalGrad") {
+    const bool internal = op == "SoftmaxCrossEntropyLossInternalGrad";
+    std::vector<DeviceTensor> mean_inputs = {
+        in.Random(d, {}, 0.5, 2), in.Random(d, {256, 1000}, -12, -1),
+        in.Random(DataType::kInt64, {256}, 0, 1000), in.Random(d, {1000}, 0.5, 2)};
+    std::vector<Attr> mean_attrs = {Attr("reduction", "mean")};
+    if (internal) {
+      mean_inputs.push_back(in.Make(DataType::kInt64, {}, {3}));
+      mean_inputs.push_back(in.Random(d, {256, 1000}));
+    } else {
+      mean_attrs.push_back(Attr("ignore_index", int64_t{3}));
+    }
+    return {Case{"[256,1000] mean, weights, ignore 3", mean_inputs, 1, mean_attrs},
+            Case{"[4,5,3,7] none",
+                 {in.Random(d, {4, 3, 7}), in.Random(d, {4, 5, 3, 7}, -5, -0.1),
+                  in.Random(DataType::kInt32, {4, 3, 7}, 0, 5)},
+                 1,
+                 {Attr("reduction", "none")}}};
+  }
+  if (op == "Dropout") {
+    const DeviceTensor x = in.Random(d, {4099}, -100, 100);
+    return {Case{"[4099] training, ratio 0.3, seed 7",
+                 {x, in.Scalar(DataType::kFloat32, 0.3), in.Make(DataType::kBool, {}, {1})},
+                 2,
+                 {Attr("seed", int64_t{7})}},
+            Case{"[4099] inference", {x}, 2}};
+  }
+  if (op == "DropoutGrad") {
+    return {Case{"[4099] ratio 0.3",
+                 {in.Random(d, {4099}, -100, 100), in.Random(DataType::kBool, {4099}, 0, 2),
+                  in.Scalar(DataType::kFloat32, 0.3)}}};
+  }
+  if (op == "InPlaceAccumulatorV2") {
+    return {Case{"[4099] += fp32 [4099]",
+                 {in.Random(d, {4099}, -100, 100), in.Random(DataType::kFloat32, {4099}, -1, 1),
+                  in.Make(DataType::kBool, {1}, {0})},
+                 2}};
+  }
   if (op == "Identity") return {Case{"[2,3,5]", {in.Random(d, {2, 3, 5}, 0, 100)}}};
   if (op == "Reshape") {
     return {Case{"[2,3,5] to [-1,5]", {in.Random(d, {2, 3, 5}, 0, 100), in.Int64s({-1, 5})}}};

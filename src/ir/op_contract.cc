@@ -187,6 +187,7 @@ const OpContracts& OpContracts::Get() {
     if (status.ok()) status = contracts::AddZerographContracts(*built);
     if (status.ok()) status = contracts::AddReductionContracts(*built);
     if (status.ok()) status = contracts::AddMicrosoftElementwiseContracts(*built);
+    if (status.ok()) status = contracts::AddLossMatMulContracts(*built);
     // The lists are ours: a malformed one is a bug every test finds at once.
     ZG_CHECK(status.ok(), status.ToString());
     return built;

@@ -21,13 +21,17 @@ using testing::KernelRunner;
 using testing::UnitRoundoff;
 using testing::Values;
 
-// The host inputs a CUDA kernel has beyond its CPU twin: the optimizers' step scalars.
+// The host inputs a CUDA kernel has beyond its CPU twin: the optimizers' step scalars, Dropout's
+// ratio and training mode, the accumulator's overwrite flag.
 const std::map<std::pair<std::string, std::string>, std::vector<int>> kExtraCudaHostInputs = {
     {{"org.zerograph", "AdamW"}, {0, 1}},
     {{"org.zerograph", "SGD"}, {0}},
     {{"ai.onnx.preview.training", "Adam"}, {0, 1}},
     {{"ai.onnx.preview.training", "Momentum"}, {0, 1}},
     {{"ai.onnx.preview.training", "Adagrad"}, {0, 1}},
+    {{"", "Dropout"}, {1, 2}},
+    {{"com.microsoft", "DropoutGrad"}, {2, 3}},
+    {{"com.microsoft", "InPlaceAccumulatorV2"}, {2}},
 };
 
 // Every CPU kernel key has a CUDA kernel with the same type input and host inputs (plus the
@@ -263,8 +267,8 @@ TEST_F(CudaKernelsTest, ReductionsMatchCpu) {
   }
 }
 
-// MatMul with broadcast batch dimensions and Gemm with transposes and a broadcast C, in fp32
-// (cuBLAS's order of summation differs from BLAS's: a few units of roundoff per K).
+// MatMul with broadcast batch dimensions and Gemm with transposes and a broadcast C, in fp32, fp16
+// and bf16 (cuBLAS's order of summation differs from BLAS's: a few units of roundoff per K).
 TEST_F(CudaKernelsTest, MatrixProductsMatchCpu) {
   const DataType f32 = DataType::kFloat32;
   const double tolerance = 64 * UnitRoundoff(f32);
@@ -280,6 +284,18 @@ TEST_F(CudaKernelsTest, MatrixProductsMatchCpu) {
       {Attr("transA", int64_t{1}), Attr("transB", int64_t{1}), Attr("alpha", 0.5),
        Attr("beta", 2.0)},
       tolerance);
+  // fp16 and bf16 multiply in fp32 on both devices; CUDA rounds beta·C once more before adding.
+  for (DataType dtype : {DataType::kFloat16, DataType::kBFloat16}) {
+    const double narrow = tolerance + 4 * UnitRoundoff(dtype);
+    ExpectSame("", "MatMul",
+               {cpu_.Random(dtype, {2, 1, 5, 7}, 16), cpu_.Random(dtype, {3, 7, 4}, 17)}, 1, {},
+               narrow);
+    ExpectSame("", "Gemm",
+               {cpu_.Random(dtype, {7, 5}, 18), cpu_.Random(dtype, {4, 7}, 19),
+                cpu_.Random(dtype, {4}, 20)},
+               1, {Attr("transA", int64_t{1}), Attr("transB", int64_t{1}), Attr("beta", 2.0)},
+               narrow);
+  }
 }
 
 // The fused multi-tensor AdamW equals the CPU's bit for bit: three tensors (one not a multiple of
@@ -438,6 +454,48 @@ TEST_F(CudaKernelsTest, LayerNormFamilyMatchesCpu) {
                rtol);
     ExpectSame("com.microsoft", "SimplifiedLayerNormalizationGrad", {dy, x, scale, inv}, 2, attrs,
                rtol);
+  }
+}
+
+// The losses sum in double on both devices in different orders; their gradients, Dropout (the
+// same counter-based mask), DropoutGrad and the accumulator round once, as the CPU does;
+// FusedMatMul is cuBLAS against BLAS.
+TEST_F(CudaKernelsTest, TrainingOpsMatchCpu) {
+  const char* kMicrosoft = "com.microsoft";
+  for (DataType dtype : kFloatDtypes) {
+    const double tolerance = 4 * UnitRoundoff(dtype);
+    const DeviceTensor scores = cpu_.Random(dtype, {6, 50, 3}, 40, -5, 5);
+    std::vector<double> label_values(18);
+    for (size_t i = 0; i < label_values.size(); ++i) label_values[i] = double((i * 7) % 50);
+    const DeviceTensor labels = cpu_.MakeTensor(DataType::kInt64, {6, 3}, label_values);
+    const DeviceTensor weights = cpu_.Random(dtype, {50}, 41, 0.5, 2);
+    for (const char* reduction : {"none", "sum", "mean"}) {
+      const std::vector<Attr> attrs = {Attr("reduction", reduction), Attr("ignore_index", 7)};
+      ExpectSame("", "SoftmaxCrossEntropyLoss", {scores, labels, weights}, 2, attrs, tolerance);
+      const DeviceTensor dy = std::string(reduction) == "none" ? cpu_.Random(dtype, {6, 3}, 42)
+                                                               : cpu_.Random(dtype, {}, 42);
+      const DeviceTensor log_prob = cpu_.Random(dtype, {6, 50, 3}, 43, -6, -1);
+      ExpectSame(kMicrosoft, "SoftmaxCrossEntropyLossGrad", {dy, log_prob, labels, weights}, 1,
+                 attrs, tolerance);
+    }
+    const DeviceTensor x = cpu_.Random(dtype, {4099}, 44);
+    ExpectSame("", "Dropout",
+               {x, cpu_.MakeTensor(DataType::kFloat32, {}, {0.3}),
+                cpu_.MakeTensor(DataType::kBool, {}, {1})},
+               2, {Attr("seed", 5)}, 0);
+    std::vector<double> mask_values(4099);
+    for (size_t i = 0; i < mask_values.size(); ++i) mask_values[i] = i % 3 != 0 ? 1 : 0;
+    const DeviceTensor mask = cpu_.MakeTensor(DataType::kBool, {4099}, mask_values);
+    ExpectSame(kMicrosoft, "DropoutGrad", {x, mask, cpu_.MakeTensor(DataType::kFloat32, {}, {0.3})},
+               1, {}, 0);
+    ExpectSame(kMicrosoft, "InPlaceAccumulatorV2",
+               {x, cpu_.Random(DataType::kFloat32, {4099}, 46),
+                cpu_.MakeTensor(DataType::kBool, {1}, {0})},
+               2, {}, 0);
+    ExpectSame(kMicrosoft, "FusedMatMul",
+               {cpu_.Random(dtype, {5, 2, 3, 7}, 47), cpu_.Random(dtype, {2, 3, 9, 7}, 48)}, 1,
+               {Attr("transBatchA", 1), Attr("transB", 1), Attr("alpha", 0.5)},
+               64 * UnitRoundoff(DataType::kFloat32) + 2 * UnitRoundoff(dtype));
   }
 }
 

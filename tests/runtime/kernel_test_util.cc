@@ -148,7 +148,7 @@ StatusOr<std::vector<DeviceTensor>> KernelRunner::Run(const Node& node,
   }
   std::vector<DeviceTensor*> output_ptrs;
   for (DeviceTensor& t : outputs) output_ptrs.push_back(&t);
-  KernelContext ctx{input_ptrs, output_ptrs, stream_.get(), comm_};
+  KernelContext ctx{input_ptrs, output_ptrs, stream_.get(), comm_, step_};
   ZG_RETURN_IF_ERROR(stream_->Enqueue([&] { return kernel->Compute(ctx); }));
   ZG_RETURN_IF_ERROR(stream_->Synchronize());
   return outputs;

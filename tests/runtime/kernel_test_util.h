@@ -42,6 +42,8 @@ class KernelRunner {
     graph_.SetOpsetVersion("", version);
     opset_version_ = version;
   }
+  // The executor's run number kernels see (KernelContext::step).
+  void set_step(int64_t step) { step_ = step; }
 
   // A node `op` in `domain` whose inputs have the types of `inputs` (an empty tensor is an
   // omitted optional input) and `num_outputs` outputs.
@@ -79,6 +81,7 @@ class KernelRunner {
   int nranks_ = 1;
   Communicator* comm_ = nullptr;
   std::optional<int64_t> opset_version_;
+  int64_t step_ = 0;
 };
 
 // The elements of a tensor as doubles, whatever its dtype.

@@ -72,7 +72,8 @@ TEST(MatMulTest, MatchesNumpyMatmul) {
                                          {{3, 0}, {0, 2}},
                                          {{7, 33, 65}, {65, 17}}};
   uint32_t seed = 100;
-  for (DataType dtype : {DataType::kFloat32, DataType::kFloat64}) {
+  for (DataType dtype :
+       {DataType::kFloat32, DataType::kFloat64, DataType::kFloat16, DataType::kBFloat16}) {
     for (const MatMulCase& c : cases) {
       const std::string what = ShapeToString(c.a) + " x " + ShapeToString(c.b);
       DeviceTensor a = runner.Random(dtype, c.a, seed++);
@@ -83,9 +84,11 @@ TEST(MatMulTest, MatchesNumpyMatmul) {
       std::vector<double> expected =
           ReferenceMatMul(Values(a), c.a, Values(b), c.b, &expected_shape);
       EXPECT_EQ((*out)[0].shape(), expected_shape) << what;
-      // K products of values in [-1, 1): error grows with K.
+      // K products of values in [-1, 1): error grows with K; fp16 and bf16 multiply in fp32 and
+      // round once.
       const int64_t k = c.a.back();
-      ExpectNear(Values((*out)[0]), expected, 0, 1e-6 * static_cast<double>(k + 1), what);
+      ExpectNear(Values((*out)[0]), expected, 2 * testing::UnitRoundoff(dtype),
+                 1e-6 * static_cast<double>(k + 1), what);
     }
   }
 }
@@ -110,7 +113,8 @@ struct GemmCase {
   float beta;
 };
 
-// Gemm: Y = alpha·A'·B' + beta·C with every transpose combination and each C broadcast form.
+// Gemm: Y = alpha·A'·B' + beta·C with every transpose combination and each C broadcast form, in
+// fp32, fp16 and bf16.
 TEST(GemmTest, MatchesReferenceForTransposesAndBroadcastC) {
   KernelRunner runner;
   const int64_t m = 5, k = 7, n = 3;
@@ -120,39 +124,51 @@ TEST(GemmTest, MatchesReferenceForTransposesAndBroadcastC) {
       {false, false, {}, true, 2.0f, 3.0f},     {true, false, {}, false, 1.5f, 1.0f},
       {false, false, {1, 1}, true, 1.0f, 0.0f}};
   uint32_t seed = 300;
-  for (const GemmCase& c : cases) {
-    DeviceTensor a =
-        runner.Random(DataType::kFloat32, c.trans_a ? Shape{k, m} : Shape{m, k}, seed++);
-    DeviceTensor b =
-        runner.Random(DataType::kFloat32, c.trans_b ? Shape{n, k} : Shape{k, n}, seed++);
-    std::vector<DeviceTensor> inputs = {a, b};
-    if (c.has_c) inputs.push_back(runner.Random(DataType::kFloat32, c.c, seed++));
-    StatusOr<std::vector<DeviceTensor>> out =
-        runner.Run("", "Gemm", inputs, 1,
-                   {Attr("transA", c.trans_a ? 1 : 0), Attr("transB", c.trans_b ? 1 : 0),
-                    Attr("alpha", c.alpha), Attr("beta", c.beta)});
-    ASSERT_TRUE(out.ok()) << out.status().ToString();
-    const std::vector<double> va = Values(a), vb = Values(b);
-    const std::vector<double> vc = c.has_c ? Values(inputs[2]) : std::vector<double>();
-    std::vector<double> expected;
-    for (int64_t i = 0; i < m; ++i) {
-      for (int64_t j = 0; j < n; ++j) {
-        double sum = 0;
-        for (int64_t p = 0; p < k; ++p) {
-          const double av = va[static_cast<size_t>(c.trans_a ? p * m + i : i * k + p)];
-          const double bv = vb[static_cast<size_t>(c.trans_b ? j * k + p : p * n + j)];
-          sum += av * bv;
+  for (DataType dtype : {DataType::kFloat32, DataType::kFloat16, DataType::kBFloat16}) {
+    for (const GemmCase& c : cases) {
+      DeviceTensor a = runner.Random(dtype, c.trans_a ? Shape{k, m} : Shape{m, k}, seed++);
+      DeviceTensor b = runner.Random(dtype, c.trans_b ? Shape{n, k} : Shape{k, n}, seed++);
+      std::vector<DeviceTensor> inputs = {a, b};
+      if (c.has_c) inputs.push_back(runner.Random(dtype, c.c, seed++));
+      StatusOr<std::vector<DeviceTensor>> out =
+          runner.Run("", "Gemm", inputs, 1,
+                     {Attr("transA", c.trans_a ? 1 : 0), Attr("transB", c.trans_b ? 1 : 0),
+                      Attr("alpha", c.alpha), Attr("beta", c.beta)});
+      ASSERT_TRUE(out.ok()) << out.status().ToString();
+      const std::vector<double> va = Values(a), vb = Values(b);
+      const std::vector<double> vc = c.has_c ? Values(inputs[2]) : std::vector<double>();
+      std::vector<double> expected;
+      for (int64_t i = 0; i < m; ++i) {
+        for (int64_t j = 0; j < n; ++j) {
+          double sum = 0;
+          for (int64_t p = 0; p < k; ++p) {
+            const double av = va[static_cast<size_t>(c.trans_a ? p * m + i : i * k + p)];
+            const double bv = vb[static_cast<size_t>(c.trans_b ? j * k + p : p * n + j)];
+            sum += av * bv;
+          }
+          double cv = 0;
+          if (c.has_c) cv = vc[static_cast<size_t>(BroadcastIndex({i, j}, c.c))];
+          expected.push_back(c.alpha * sum + c.beta * cv);
         }
-        double cv = 0;
-        if (c.has_c) cv = vc[static_cast<size_t>(BroadcastIndex({i, j}, c.c))];
-        expected.push_back(c.alpha * sum + c.beta * cv);
       }
+      EXPECT_EQ((*out)[0].shape(), (Shape{m, n}));
+      // fp16 and bf16 compute in fp32 and round once.
+      ExpectNear(Values((*out)[0]), expected, 2 * testing::UnitRoundoff(dtype), 1e-5,
+                 std::string(DataTypeName(dtype)) + " Gemm transA=" + std::to_string(c.trans_a) +
+                     " transB=" + std::to_string(c.trans_b) + " C" + ShapeToString(c.c));
     }
-    EXPECT_EQ((*out)[0].shape(), (Shape{m, n}));
-    ExpectNear(Values((*out)[0]), expected, 0, 1e-5,
-               "Gemm transA=" + std::to_string(c.trans_a) + " transB=" + std::to_string(c.trans_b) +
-                   " C" + ShapeToString(c.c));
   }
+}
+
+// C became optional with opset 11: an older Gemm without it is refused.
+TEST(GemmTest, CIsRequiredBeforeOpset11) {
+  KernelRunner runner;
+  DeviceTensor a = runner.Random(DataType::kFloat32, {2, 3}, 1);
+  DeviceTensor b = runner.Random(DataType::kFloat32, {3, 4}, 2);
+  runner.set_opset_version(11);
+  EXPECT_TRUE(runner.Run("", "Gemm", {a, b}, 1).ok());
+  runner.set_opset_version(9);
+  EXPECT_FALSE(runner.Run("", "Gemm", {a, b}, 1).ok());
 }
 
 // A C that does not broadcast to [M, N] is refused.

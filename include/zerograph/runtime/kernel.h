@@ -75,6 +75,8 @@ struct KernelContext {
   Stream* stream = nullptr;
   // For collective kernels; may be null for graphs without collectives.
   Communicator* comm = nullptr;
+  // The executor's run, from 0: what makes Dropout's mask differ from step to step.
+  int64_t step = 0;
 };
 
 // The kernel of one node, made by a factory of the KernelRegistry. Two phases: InferOutputs once

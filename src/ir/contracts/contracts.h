@@ -26,7 +26,7 @@ inline constexpr DataType kSignedTypes[] = {kInt8,    kInt16,   kInt32,   kInt64
 // MatMul, Gemm, the reductions.
 inline constexpr DataType kMatMulTypes[] = {kUint32,  kUint64,  kInt32,   kInt64,
                                             kFloat16, kFloat32, kFloat64, kBFloat16};
-// The reductions before opset 13, which added bfloat16.
+// The reductions (and Gemm) before opset 13, which added bfloat16.
 inline constexpr DataType kReduceTypesBefore13[] = {kUint32,  kUint64,  kInt32,  kInt64,
                                                     kFloat16, kFloat32, kFloat64};
 // Every fixed-size dtype: data movement (Identity, Reshape, Transpose, Cast, our fused buffers).
@@ -52,6 +52,8 @@ Status AddZerographContracts(OpContracts& contracts);
 // Reductions, ArgMax/ArgMin, softmax and normalization (reduction_contracts.cc).
 Status AddReductionContracts(OpContracts& contracts);
 Status AddMicrosoftElementwiseContracts(OpContracts& contracts);
+// Losses, Dropout, FusedMatMul, the gradient accumulator (ONNX's and com.microsoft's).
+Status AddLossMatMulContracts(OpContracts& contracts);
 
 }  // namespace zerograph::contracts
 

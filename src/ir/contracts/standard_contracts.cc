@@ -186,6 +186,23 @@ StatusOr<std::vector<TensorSpec>> GemmShape(const ShapeContext& ctx) {
   return std::vector<TensorSpec>{{a->dtype, out}};
 }
 
+// C is optional from opset 11; bfloat16 came with 13, which shares 11's contract.
+OpContract Gemm(int since_version) {
+  const bool c_optional = since_version >= 11;
+  return {"",
+          "Gemm",
+          since_version,
+          {{"A", "T"}, {"B", "T"}, {"C", "T", c_optional ? kOptional : kSingle}},
+          {{"Y", "T"}},
+          {{"alpha", AttributeType::kFloat, false, 1.0f},
+           {"beta", AttributeType::kFloat, false, 1.0f},
+           {"transA", AttributeType::kInt, false, int64_t{0}},
+           {"transB", AttributeType::kInt, false, int64_t{0}}},
+          {{"T", c_optional ? std::span<const DataType>(kMatMulTypes)
+                            : std::span<const DataType>(kReduceTypesBefore13)}},
+          GemmShape};
+}
+
 // The value's dtype and shape, from whichever `value*` attribute the node has.
 StatusOr<std::vector<TensorSpec>> ConstantShape(const ShapeContext& ctx) {
   const Node& node = *ctx.node;
@@ -227,17 +244,8 @@ Status AddStandardContracts(OpContracts& contracts) {
                                     {},
                                     {{"T", kMatMulTypes}},
                                     MatMulShape}));
-  ZG_RETURN_IF_ERROR(contracts.Add({"",
-                                    "Gemm",
-                                    7,
-                                    {{"A", "T"}, {"B", "T"}, {"C", "T", kOptional}},
-                                    {{"Y", "T"}},
-                                    {{"alpha", AttributeType::kFloat, false, 1.0f},
-                                     {"beta", AttributeType::kFloat, false, 1.0f},
-                                     {"transA", AttributeType::kInt, false, int64_t{0}},
-                                     {"transB", AttributeType::kInt, false, int64_t{0}}},
-                                    {{"T", kMatMulTypes}},
-                                    GemmShape}));
+  ZG_RETURN_IF_ERROR(contracts.Add(Gemm(7)));
+  ZG_RETURN_IF_ERROR(contracts.Add(Gemm(11)));
   // Exactly one of the value attributes; ConstantShape says which ones it does not support.
   return contracts.Add({"",
                         "Constant",

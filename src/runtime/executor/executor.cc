@@ -710,7 +710,7 @@ Status Executor::Impl::Run() {
     if (planned.elided) continue;
     for (Event* event : planned.waits) ZG_RETURN_IF_ERROR(planned.stream->WaitEvent(*event));
     ZG_RETURN_IF_ERROR(planned.stream->Enqueue([this, &planned, step = run]() -> Status {
-      KernelContext ctx{planned.inputs, planned.outputs, planned.stream, &comm_};
+      KernelContext ctx{planned.inputs, planned.outputs, planned.stream, &comm_, step};
       if (!options_.trace) return planned.kernel->Compute(ctx);
       if (timeline_ != nullptr) return ComputeTimedOnGpu(planned, ctx, step);
       const double start = MicrosecondsNow();

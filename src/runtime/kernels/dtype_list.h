@@ -48,8 +48,6 @@ using EqualityDtypes =
 using BoolDtypes = DtypeList<DataType::kBool>;
 // What parameters, gradients and their collectives are kept in.
 using GradientDtypes = DtypeList<DataType::kFloat32, DataType::kFloat16, DataType::kBFloat16>;
-// What the BLAS and cuBLAS products take.
-using BlasDtypes = DtypeList<DataType::kFloat32, DataType::kFloat64>;
 // ONNX's training optimizers (their T3).
 using RateDtypes = DtypeList<DataType::kFloat32, DataType::kFloat64>;
 // Every fixed-size dtype: the kernels that move bytes (Identity, Reshape, Transpose, views).

@@ -21,6 +21,10 @@ Status RegisterCpuOptimizerKernels(KernelRegistry& registry);     // AdamW SGD
 Status RegisterCpuOnnxOptimizerKernels(KernelRegistry& registry);  // Adam Momentum Adagrad
 Status RegisterCpuFusedBufferKernels(KernelRegistry& registry);  // CoalesceTensors TensorViews ...
 Status RegisterCpuCollectiveKernels(KernelRegistry& registry);  // ReduceScatter AllGather AllReduce
+Status RegisterCpuLossKernels(KernelRegistry& registry);  // SoftmaxCrossEntropyLoss NLL and grads
+Status RegisterCpuDropoutKernels(KernelRegistry& registry);      // Dropout DropoutGrad
+Status RegisterCpuFusedMatMulKernels(KernelRegistry& registry);  // FusedMatMul
+Status RegisterCpuAccumulatorKernels(KernelRegistry& registry);  // InPlaceAccumulatorV2
 
 // The element-wise ops outside elementwise_ops.h's tables: LeakyRelu Gelu Clip Pow Mod; Max Min Sum
 // Mean Where; com.microsoft BiasGeluGrad_dX DivGrad Scale.

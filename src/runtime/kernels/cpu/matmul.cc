@@ -1,14 +1,18 @@
 // Matrix products through BLAS: ONNX MatMul (numpy matmul: 1-D operands promoted, batch
-// dimensions broadcast) and Gemm (Y = alpha·A'·B' + beta·C, C broadcast to [M, N]).
+// dimensions broadcast) and Gemm (Y = alpha·A'·B' + beta·C, C broadcast to [M, N]). fp16 and bf16
+// multiply in fp32 copies (widened.h). OpenBLAS has no strided batched GEMM: a broadcast batch is
+// one GEMM per output matrix, and a batch that shares B is one GEMM of all its rows.
 
 #include <cblas.h>
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 #include <memory>
 
 #include "runtime/kernels/broadcast.h"
 #include "runtime/kernels/cpu/cpu_kernels.h"
+#include "runtime/kernels/cpu/widened.h"
 #include "runtime/kernels/kernel_util.h"
 #include "runtime/kernels/matmul_shapes.h"
 
@@ -32,6 +36,31 @@ void Gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, double al
               c, static_cast<int>(ldc));
 }
 
+// numpy matmul of operands already in BLAS's type C.
+template <typename C>
+void MatMulProduct(const MatMulShapes& s, const C* pa, const C* pb, C* py) {
+  const int64_t a_matrix = s.m * s.k;
+  const int64_t b_matrix = s.k * s.n;
+  const int64_t y_matrix = s.m * s.n;
+  // One B for every batch and A's batches laid out as the output's: one GEMM of all rows.
+  if (NumElements(s.b_batch) == 1 && s.a_batch == s.out_batch) {
+    Gemm(false, false, NumElements(s.out_batch) * s.m, s.n, s.k, C(1), pa, s.k, pb, s.n, C(0), py,
+         s.n);
+    return;
+  }
+  const std::array<std::span<const int64_t>, 2> batches = {s.a_batch, s.b_batch};
+  const BroadcastPlan plan = PlanBroadcast(s.out_batch, batches);
+  const int64_t sa = plan.strides[0].back();
+  const int64_t sb = plan.strides[1].back();
+  int64_t out_index = 0;
+  ForEachRun(plan, [&](std::span<const int64_t> offsets, int64_t count) {
+    for (int64_t i = 0; i < count; ++i, ++out_index) {
+      Gemm(false, false, s.m, s.n, s.k, C(1), pa + (offsets[0] + i * sa) * a_matrix, s.k,
+           pb + (offsets[1] + i * sb) * b_matrix, s.n, C(0), py + out_index * y_matrix, s.n);
+    }
+  });
+}
+
 template <typename T>
 class MatMulKernel final : public MatMulKernelBase {
  public:
@@ -46,37 +75,49 @@ class MatMulKernel final : public MatMulKernelBase {
     const DeviceTensor& b = *ctx.inputs[1];
     DeviceTensor& y = *ctx.outputs[0];
     ZG_ASSIGN_OR_RETURN(MatMulShapes s, MatMulShapesOf(a.shape(), b.shape()));
-    const T* pa = a.data_as<const T>();
-    const T* pb = b.data_as<const T>();
-    T* py = y.data_as<T>();
     if (y.numel() == 0) return Status::Ok();
     if (s.k == 0) {  // an empty sum
-      std::memset(py, 0, y.byte_size());
+      std::memset(y.data(), 0, y.byte_size());
       return Status::Ok();
     }
-    const int64_t a_matrix = s.m * s.k;
-    const int64_t b_matrix = s.k * s.n;
-    const int64_t y_matrix = s.m * s.n;
-    // One B for every batch and A's batches laid out as the output's: one GEMM of all rows.
-    if (NumElements(s.b_batch) == 1 && s.a_batch == s.out_batch) {
-      Gemm(false, false, NumElements(s.out_batch) * s.m, s.n, s.k, T(1), pa, s.k, pb, s.n, T(0), py,
-           s.n);
-      return Status::Ok();
+    if constexpr (kIsNarrowFloat<T>) {
+      const std::vector<float> wa = Widened<T>(a), wb = Widened<T>(b);
+      std::vector<float> wy(static_cast<size_t>(y.numel()));
+      MatMulProduct<float>(s, wa.data(), wb.data(), wy.data());
+      StoreNarrowed<T>(wy, y);
+    } else {
+      MatMulProduct<T>(s, a.data_as<const T>(), b.data_as<const T>(), y.data_as<T>());
     }
-    const std::array<std::span<const int64_t>, 2> batches = {s.a_batch, s.b_batch};
-    const BroadcastPlan plan = PlanBroadcast(s.out_batch, batches);
-    const int64_t sa = plan.strides[0].back();
-    const int64_t sb = plan.strides[1].back();
-    int64_t out_index = 0;
-    ForEachRun(plan, [&](std::span<const int64_t> offsets, int64_t count) {
-      for (int64_t i = 0; i < count; ++i, ++out_index) {
-        Gemm(false, false, s.m, s.n, s.k, T(1), pa + (offsets[0] + i * sa) * a_matrix, s.k,
-             pb + (offsets[1] + i * sb) * b_matrix, s.n, T(0), py + out_index * y_matrix, s.n);
-      }
-    });
     return Status::Ok();
   }
 };
+
+// Y[m, n] = alpha·A'·B' + beta·C (C broadcast; null: none) in BLAS's type T.
+template <typename T>
+void GemmProduct(const GemmAttrs& attrs, const T* pa, int64_t lda, const T* pb, int64_t ldb,
+                 const T* pc, std::span<const int64_t> c_shape, std::span<const int64_t> y_shape,
+                 int64_t k, T* py) {
+  const int64_t m = y_shape[0], n = y_shape[1];
+  // Y = beta·C first (broadcast), then the product is added with BLAS beta = 1.
+  if (pc != nullptr) {
+    const T beta = static_cast<T>(attrs.beta);
+    const std::array<std::span<const int64_t>, 1> inputs = {c_shape};
+    const BroadcastPlan plan = PlanBroadcast(y_shape, inputs);
+    const int64_t sc = plan.strides[0].back();
+    int64_t out_offset = 0;
+    ForEachRun(plan, [&](std::span<const int64_t> offsets, int64_t count) {
+      const T* src = pc + offsets[0];
+      T* dst = py + out_offset;
+      for (int64_t i = 0; i < count; ++i) dst[i] = beta * src[i * sc];
+      out_offset += count;
+    });
+  } else {
+    std::fill_n(py, m * n, T(0));
+  }
+  if (k == 0) return;
+  Gemm(attrs.trans_a, attrs.trans_b, m, n, k, static_cast<T>(attrs.alpha), pa, lda, pb, ldb, T(1),
+       py, n);
+}
 
 template <typename T>
 class GemmKernel final : public GemmKernelBase {
@@ -92,31 +133,21 @@ class GemmKernel final : public GemmKernelBase {
     const DeviceTensor& b = *ctx.inputs[1];
     const DeviceTensor* c = ctx.inputs.size() > 2 ? ctx.inputs[2] : nullptr;
     DeviceTensor& y = *ctx.outputs[0];
-    const int64_t m = y.dim(0);
-    const int64_t n = y.dim(1);
     const int64_t k = attrs_.trans_a ? a.dim(0) : a.dim(1);
-    T* py = y.data_as<T>();
     if (y.numel() == 0) return Status::Ok();
-    // Y = beta·C first (broadcast), then the product is added with BLAS beta = 1.
-    if (c != nullptr) {
-      const T* pc = c->data_as<const T>();
-      const T beta = static_cast<T>(attrs_.beta);
-      const std::array<std::span<const int64_t>, 1> inputs = {c->shape()};
-      const BroadcastPlan plan = PlanBroadcast(y.shape(), inputs);
-      const int64_t sc = plan.strides[0].back();
-      int64_t out_offset = 0;
-      ForEachRun(plan, [&](std::span<const int64_t> offsets, int64_t count) {
-        const T* src = pc + offsets[0];
-        T* dst = py + out_offset;
-        for (int64_t i = 0; i < count; ++i) dst[i] = beta * src[i * sc];
-        out_offset += count;
-      });
+    const Shape c_shape = c != nullptr ? c->shape() : Shape{};
+    if constexpr (kIsNarrowFloat<T>) {
+      const std::vector<float> wa = Widened<T>(a), wb = Widened<T>(b);
+      const std::vector<float> wc = c != nullptr ? Widened<T>(*c) : std::vector<float>{};
+      std::vector<float> wy(static_cast<size_t>(y.numel()));
+      GemmProduct<float>(attrs_, wa.data(), a.dim(1), wb.data(), b.dim(1),
+                         c != nullptr ? wc.data() : nullptr, c_shape, y.shape(), k, wy.data());
+      StoreNarrowed<T>(wy, y);
     } else {
-      std::memset(py, 0, y.byte_size());
+      GemmProduct<T>(attrs_, a.data_as<const T>(), a.dim(1), b.data_as<const T>(), b.dim(1),
+                     c != nullptr ? c->data_as<const T>() : nullptr, c_shape, y.shape(), k,
+                     y.data_as<T>());
     }
-    if (k == 0) return Status::Ok();
-    Gemm(attrs_.trans_a, attrs_.trans_b, m, n, k, static_cast<T>(attrs_.alpha),
-         a.data_as<const T>(), a.dim(1), b.data_as<const T>(), b.dim(1), T(1), py, n);
     return Status::Ok();
   }
 };
@@ -128,17 +159,17 @@ Status RegisterCpuMatMulKernels(KernelRegistry& registry) {
   ZG_RETURN_IF_ERROR(registry.Register({"",
                                         "MatMul",
                                         kCpu,
-                                        BlasDtypes::Vector(),
+                                        FloatDtypes::Vector(),
                                         0,
                                         {},
-                                        TypedFactory<MatMulKernel, BlasDtypes>::Create}));
+                                        TypedFactory<MatMulKernel, FloatDtypes>::Create}));
   ZG_RETURN_IF_ERROR(registry.Register({"",
                                         "Gemm",
                                         kCpu,
-                                        BlasDtypes::Vector(),
+                                        FloatDtypes::Vector(),
                                         0,
                                         {},
-                                        TypedFactory<GemmKernel, BlasDtypes>::Create}));
+                                        TypedFactory<GemmKernel, FloatDtypes>::Create}));
   return Status::Ok();
 }
 

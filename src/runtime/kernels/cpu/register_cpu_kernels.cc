@@ -22,6 +22,10 @@ Status RegisterCpuKernels(KernelRegistry& registry) {
   ZG_RETURN_IF_ERROR(RegisterCpuOnnxOptimizerKernels(registry));
   ZG_RETURN_IF_ERROR(RegisterCpuFusedBufferKernels(registry));
   ZG_RETURN_IF_ERROR(RegisterCpuCollectiveKernels(registry));
+  ZG_RETURN_IF_ERROR(RegisterCpuLossKernels(registry));
+  ZG_RETURN_IF_ERROR(RegisterCpuDropoutKernels(registry));
+  ZG_RETURN_IF_ERROR(RegisterCpuFusedMatMulKernels(registry));
+  ZG_RETURN_IF_ERROR(RegisterCpuAccumulatorKernels(registry));
   return Status::Ok();
 }
 

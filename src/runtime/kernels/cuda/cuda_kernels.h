@@ -16,6 +16,9 @@ Status RegisterCudaLayerNormKernels(KernelRegistry& registry);     // LayerNorma
 Status RegisterCudaDataMovementKernels(KernelRegistry& registry);  // shape ops, fused buffers
 Status RegisterCudaGatherKernels(KernelRegistry& registry);     // Gather Scatter Trilu GatherGrad
 Status RegisterCudaOptimizerKernels(KernelRegistry& registry);  // AdamW SGD Adam Momentum Adagrad
+Status RegisterCudaLossKernels(KernelRegistry& registry);  // SoftmaxCrossEntropyLoss NLL, grads
+Status RegisterCudaTrainingOpKernels(KernelRegistry& registry);   // Dropout(Grad) InPlaceAccum.
+Status RegisterCudaFusedMatMulKernels(KernelRegistry& registry);  // FusedMatMul (cuBLAS)
 
 // The element-wise ops outside elementwise_ops.h's tables (elementwise_attr_ops.cc): LeakyRelu Gelu
 // Clip Pow Mod Max Min Sum Mean Where; com.microsoft BiasGeluGrad_dX DivGrad Scale.

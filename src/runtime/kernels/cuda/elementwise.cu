@@ -141,11 +141,12 @@ __global__ void GatherKernel(const Word* x, Word* y, int64_t n, StridedIndexer i
 }
 
 template <typename T>
-__global__ void ScaledGatherKernel(T beta, const T* c, T* y, int64_t n, StridedIndexer index) {
+__global__ void ScaledGatherKernel(Arith<T> beta, const T* c, T* y, int64_t n,
+                                   StridedIndexer index) {
   for (int64_t i = GlobalThread(); i < n; i += GridThreads()) {
     int64_t offsets[1];
     StridedOffsets<1>(index, i, offsets);
-    y[i] = beta * c[offsets[0]];
+    y[i] = Store<T>(beta * Load(c[offsets[0]]));
   }
 }
 
@@ -235,10 +236,10 @@ cudaError_t LaunchGather(size_t element_size, const void* x, void* y, int64_t n,
 cudaError_t LaunchScaledGather(DataType dtype, double beta, const void* c, void* y, int64_t n,
                                const StridedIndexer& index, cudaStream_t stream) {
   if (n == 0) return cudaSuccess;
-  return DispatchDtype<float, double>(dtype, [&](auto tag) {
+  return DispatchDtypes(FloatDtypes{}, dtype, [&](auto tag) {
     using T = decltype(tag);
     ScaledGatherKernel<T><<<GridFor(n), kBlock, 0, stream>>>(
-        static_cast<T>(beta), static_cast<const T*>(c), static_cast<T*>(y), n, index);
+        static_cast<Arith<T>>(beta), static_cast<const T*>(c), static_cast<T*>(y), n, index);
     return cudaGetLastError();
   });
 }

@@ -36,7 +36,8 @@ cudaError_t LaunchCast(DataType from, DataType to, const void* x, void* y, int64
 cudaError_t LaunchGather(size_t element_size, const void* x, void* y, int64_t n,
                          const StridedIndexer& index, cudaStream_t stream);
 
-// y[i] = beta · c[offset of i in operand 0], in `dtype` (fp32, fp64): Gemm's C term.
+// y[i] = beta · c[offset of i in operand 0], in `dtype` (a float dtype; fp32 arithmetic for the
+// 16-bit ones): Gemm's C term.
 cudaError_t LaunchScaledGather(DataType dtype, double beta, const void* c, void* y, int64_t n,
                                const StridedIndexer& index, cudaStream_t stream);
 

@@ -1,6 +1,7 @@
-// MatMul and Gemm on CUDA through cuBLAS, for the CPU's dtypes (fp32 with fp32 compute, never
-// TF32, and fp64), shapes from the shared bases. cuBLAS is column-major: a row-major [M, N]
-// product C = A·B is the column-major Cᵀ = Bᵀ·Aᵀ, so every call passes B before A and N before M.
+// MatMul and Gemm on CUDA through cuBLAS, for the CPU's dtypes (cublas_gemm.h: fp32 with fp32
+// compute, never TF32, fp64, fp16 and bf16 with fp32 compute), shapes from the shared bases. cuBLAS
+// is column-major: a row-major [M, N] product C = A·B is the column-major Cᵀ = Bᵀ·Aᵀ, so every call
+// passes B before A and N before M.
 
 #include <cublas_v2.h>
 
@@ -9,6 +10,7 @@
 #include <span>
 
 #include "runtime/kernels/broadcast.h"
+#include "runtime/kernels/cuda/cublas_gemm.h"
 #include "runtime/kernels/cuda/cublas_handles.h"
 #include "runtime/kernels/cuda/cuda_kernel_util.h"
 #include "runtime/kernels/cuda/cuda_kernels.h"
@@ -18,58 +20,6 @@
 
 namespace zerograph::runtime {
 namespace {
-
-// cuBLAS's data and compute types for a dtype, with alpha and beta stored as the compute type.
-struct CublasTypes {
-  cudaDataType_t data;
-  cublasComputeType_t compute;
-  bool fp64;
-};
-
-CublasTypes TypesOf(DataType dtype) {
-  if (dtype == DataType::kFloat64) return {CUDA_R_64F, CUBLAS_COMPUTE_64F, true};
-  return {CUDA_R_32F, CUBLAS_COMPUTE_32F, false};
-}
-
-// Column-major C[m,n] = alpha·op(A)·op(B) + beta·C for `batch` matrices `stride_*` elements
-// apart (0: the same matrix for every batch).
-struct GemmCall {
-  bool trans_a = false, trans_b = false;
-  int64_t m = 0, n = 0, k = 0;
-  const void* a = nullptr;
-  int64_t lda = 0, stride_a = 0;
-  const void* b = nullptr;
-  int64_t ldb = 0, stride_b = 0;
-  void* c = nullptr;
-  int64_t ldc = 0, stride_c = 0;
-  int64_t batch = 1;
-};
-
-Status RunGemm(cublasHandle_t handle, DataType dtype, double alpha, double beta,
-               const GemmCall& g) {
-  const CublasTypes types = TypesOf(dtype);
-  const float alpha32 = static_cast<float>(alpha), beta32 = static_cast<float>(beta);
-  const void* alpha_ptr = types.fp64 ? static_cast<const void*>(&alpha) : &alpha32;
-  const void* beta_ptr = types.fp64 ? static_cast<const void*>(&beta) : &beta32;
-  const cublasOperation_t op_a = g.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
-  const cublasOperation_t op_b = g.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
-  ZG_RETURN_IF_ERROR(CheckBlasDims({g.m, g.n, g.k, g.lda, g.ldb, g.ldc, g.batch}));
-  if (g.batch == 1) {
-    return CublasStatus(
-        cublasGemmEx(handle, op_a, op_b, static_cast<int>(g.m), static_cast<int>(g.n),
-                     static_cast<int>(g.k), alpha_ptr, g.a, types.data, static_cast<int>(g.lda),
-                     g.b, types.data, static_cast<int>(g.ldb), beta_ptr, g.c, types.data,
-                     static_cast<int>(g.ldc), types.compute, CUBLAS_GEMM_DEFAULT),
-        "cublasGemmEx");
-  }
-  return CublasStatus(
-      cublasGemmStridedBatchedEx(
-          handle, op_a, op_b, static_cast<int>(g.m), static_cast<int>(g.n), static_cast<int>(g.k),
-          alpha_ptr, g.a, types.data, static_cast<int>(g.lda), g.stride_a, g.b, types.data,
-          static_cast<int>(g.ldb), g.stride_b, beta_ptr, g.c, types.data, static_cast<int>(g.ldc),
-          g.stride_c, static_cast<int>(g.batch), types.compute, CUBLAS_GEMM_DEFAULT),
-      "cublasGemmStridedBatchedEx");
-}
 
 class CudaMatMulKernel final : public MatMulKernelBase {
  public:
@@ -181,9 +131,9 @@ class CudaGemmKernel final : public GemmKernelBase {
 Status RegisterCudaMatMulKernels(KernelRegistry& registry) {
   constexpr auto kCuda = DeviceType::kCuda;
   ZG_RETURN_IF_ERROR(registry.Register(
-      {"", "MatMul", kCuda, BlasDtypes::Vector(), 0, {}, MakeKernel<CudaMatMulKernel>}));
+      {"", "MatMul", kCuda, FloatDtypes::Vector(), 0, {}, MakeKernel<CudaMatMulKernel>}));
   return registry.Register(
-      {"", "Gemm", kCuda, BlasDtypes::Vector(), 0, {}, MakeKernelWithAttrs<CudaGemmKernel>});
+      {"", "Gemm", kCuda, FloatDtypes::Vector(), 0, {}, MakeKernelWithAttrs<CudaGemmKernel>});
 }
 
 }  // namespace zerograph::runtime

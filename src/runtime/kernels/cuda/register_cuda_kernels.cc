@@ -14,6 +14,9 @@ Status RegisterCudaKernels(KernelRegistry& registry) {
   ZG_RETURN_IF_ERROR(RegisterCudaDataMovementKernels(registry));
   ZG_RETURN_IF_ERROR(RegisterCudaGatherKernels(registry));
   ZG_RETURN_IF_ERROR(RegisterCudaOptimizerKernels(registry));
+  ZG_RETURN_IF_ERROR(RegisterCudaLossKernels(registry));
+  ZG_RETURN_IF_ERROR(RegisterCudaTrainingOpKernels(registry));
+  ZG_RETURN_IF_ERROR(RegisterCudaFusedMatMulKernels(registry));
   // The collectives only call the communicator (NCCL on a GPU): the CPU's kernels serve as they
   // are.
   return RegisterCollectiveKernels(registry, DeviceType::kCuda);

@@ -1,0 +1,108 @@
+// ONNX Runtime's FusedMatMul on the CPU: Y = alpha · A'·B' (fused_matmul_shapes.h), each operand
+// read in place by BLAS with its leading dimension and batch stride, one GEMM per output matrix
+// of the broadcast batch walk. fp16 and bf16 multiply in fp32 copies.
+
+#include <cblas.h>
+
+#include <array>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "runtime/kernels/broadcast.h"
+#include "runtime/kernels/cpu/cpu_kernels.h"
+#include "runtime/kernels/cpu/widened.h"
+#include "runtime/kernels/kernel_util.h"
+#include "runtime/kernels/matmul_shapes.h"
+#include "zerograph/ir/fused_matmul_shapes.h"
+
+namespace zerograph::runtime {
+namespace {
+
+void Gemm(bool ta, bool tb, int m, int n, int k, float alpha, const float* a, int lda,
+          const float* b, int ldb, float* c, int ldc) {
+  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n,
+              k, alpha, a, lda, b, ldb, 0.0f, c, ldc);
+}
+void Gemm(bool ta, bool tb, int m, int n, int k, double alpha, const double* a, int lda,
+          const double* b, int ldb, double* c, int ldc) {
+  cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n,
+              k, alpha, a, lda, b, ldb, 0.0, c, ldc);
+}
+
+// The product in BLAS's type C over operands already in it.
+template <typename C>
+void Multiply(const FusedMatMulShapes& s, double alpha, const C* a, const C* b, C* y) {
+  const int64_t y_matrix = s.m * s.n;
+  const std::array<std::span<const int64_t>, 2> batches = {s.a.batch, s.b.batch};
+  const BroadcastPlan plan = PlanBroadcast(s.out_batch, batches);
+  const int64_t sa = plan.strides[0].back();
+  const int64_t sb = plan.strides[1].back();
+  int64_t out_index = 0;
+  ForEachRun(plan, [&](std::span<const int64_t> offsets, int64_t count) {
+    for (int64_t i = 0; i < count; ++i, ++out_index) {
+      Gemm(s.a.trans, s.b.trans, static_cast<int>(s.m), static_cast<int>(s.n),
+           static_cast<int>(s.k), static_cast<C>(alpha),
+           a + (offsets[0] + i * sa) * s.a.batch_stride, static_cast<int>(s.a.ld),
+           b + (offsets[1] + i * sb) * s.b.batch_stride, static_cast<int>(s.b.ld),
+           y + out_index * y_matrix, static_cast<int>(s.n));
+    }
+  });
+}
+
+template <typename T>
+class FusedMatMulKernel final : public OpKernel {
+ public:
+  FusedMatMulKernel(const KernelInfo& info, FusedMatMulOptions options, float alpha)
+      : OpKernel(info), options_(options), alpha_(alpha) {}
+  static StatusOr<std::unique_ptr<OpKernel>> Create(const KernelInfo& info) {
+    ZG_ASSIGN_OR_RETURN(FusedMatMulOptions options, FusedMatMulOptionsOf(*info.node));
+    ZG_ASSIGN_OR_RETURN(float alpha, ContractFloat(*info.node, "alpha"));
+    return std::unique_ptr<OpKernel>(new FusedMatMulKernel(info, options, alpha));
+  }
+
+ protected:
+  Status PlanOutputs(const ShapeContext& ctx, std::span<OutputInfo>) const override {
+    ZG_ASSIGN_OR_RETURN(FusedMatMulShapes s,
+                        FusedMatMulShapesOf(ctx.input(0)->shape, ctx.input(1)->shape, options_));
+    return CheckBlasDims({s.m, s.n, s.k, s.a.ld, s.b.ld});
+  }
+  Status ComputeImpl(const KernelContext& ctx) const override {
+    const DeviceTensor& a = *ctx.inputs[0];
+    const DeviceTensor& b = *ctx.inputs[1];
+    DeviceTensor& y = *ctx.outputs[0];
+    ZG_ASSIGN_OR_RETURN(FusedMatMulShapes s, FusedMatMulShapesOf(a.shape(), b.shape(), options_));
+    if (y.numel() == 0) return Status::Ok();
+    if (s.k == 0) {  // an empty sum
+      std::memset(y.data(), 0, y.byte_size());
+      return Status::Ok();
+    }
+    if constexpr (kIsNarrowFloat<T>) {
+      const std::vector<float> wa = Widened<T>(a), wb = Widened<T>(b);
+      std::vector<float> wy(static_cast<size_t>(y.numel()));
+      Multiply<float>(s, alpha_, wa.data(), wb.data(), wy.data());
+      StoreNarrowed<T>(wy, y);
+    } else {
+      Multiply<T>(s, alpha_, a.data_as<const T>(), b.data_as<const T>(), y.data_as<T>());
+    }
+    return Status::Ok();
+  }
+
+ private:
+  const FusedMatMulOptions options_;
+  const float alpha_;
+};
+
+}  // namespace
+
+Status RegisterCpuFusedMatMulKernels(KernelRegistry& registry) {
+  return registry.Register({"com.microsoft",
+                            "FusedMatMul",
+                            DeviceType::kCpu,
+                            FloatDtypes::Vector(),
+                            0,
+                            {},
+                            TypedFactory<FusedMatMulKernel, FloatDtypes>::Create});
+}
+
+}  // namespace zerograph::runtime
