@@ -1,5 +1,6 @@
 #include "zerograph/ir/role_inference.h"
 
+#include <algorithm>
 #include <cstddef>
 #include <optional>
 #include <string_view>
@@ -96,10 +97,13 @@ StatusOr<std::vector<int64_t>> InferRoleBits(const Graph& graph, const TrainingS
   // Mutable state: what an optimizer updates, and what the state binding replaces. Every other
   // initializer is a constant, always ready, so it does not count as a dynamic input.
   std::vector<bool> is_state(num_value_ids, false);
-  // An optimizer's inputs are its scalars, then groups of n: X, G (not state), the states.
-  for (const Node* node : graph.nodes()) {
+  std::vector<bool> is_optimizer(num_node_ids, false);
+  // An optimizer's inputs are its scalars, then groups of n: X, G (not state), the states. Sweeps
+  // that need no order read the nodes where they lie in memory (Graph::stored_nodes).
+  for (const Node* node : graph.stored_nodes()) {
     std::optional<OptimizerSignature> signature = FindOptimizerSignature(*node);
     if (!signature) continue;
+    is_optimizer[static_cast<size_t>(node->id())] = true;
     const size_t scalars = static_cast<size_t>(signature->num_scalars);
     const size_t groups = 2 + static_cast<size_t>(signature->num_states);
     if (node->num_inputs() < scalars) continue;
@@ -128,7 +132,7 @@ StatusOr<std::vector<int64_t>> InferRoleBits(const Graph& graph, const TrainingS
     int64_t& role = roles[node->id()];
     if (role != kUnset) continue;  // forward
     role = static_cast<int64_t>(OpRole::kBackward);
-    if (FindOptimizerSignature(*node)) {
+    if (is_optimizer[static_cast<size_t>(node->id())]) {
       role = static_cast<int64_t>(OpRole::kOptimize);
       continue;
     }
@@ -167,11 +171,12 @@ StatusOr<std::vector<int64_t>> InferRoleBits(const Graph& graph, const TrainingS
 }
 
 Status InferMissingRoles(Graph& graph, const TrainingSpec& spec) {
-  bool any_missing = false;
-  for (const Node* node : graph.nodes()) any_missing = any_missing || !node->has_role();
-  if (!any_missing) return Status::Ok();
+  const StoredNodeRange nodes = graph.stored_nodes();
+  if (std::all_of(nodes.begin(), nodes.end(), [](const Node* node) { return node->has_role(); })) {
+    return Status::Ok();
+  }
   ZG_ASSIGN_OR_RETURN(std::vector<int64_t> roles, InferRoleBits(graph, spec));
-  for (Node* node : graph.nodes()) {
+  for (Node* node : graph.stored_nodes()) {
     if (node->has_role()) continue;
     const int64_t bits = roles[node->id()];
     node->SetRole(static_cast<OpRole>(bits & ~kLossRoleBit), (bits & kLossRoleBit) != 0);
