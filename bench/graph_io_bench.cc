@@ -776,8 +776,8 @@ StatusOr<SizeResult> BenchOneSize(int64_t target_nodes, const BenchOptions& opti
   const bool training_metadata = !options.no_training_metadata;
   const std::string in = (dir / StrCat("synthetic_", target_nodes, ".onnx")).string();
   const std::string out = (dir / StrCat("synthetic_", target_nodes, ".out.onnx")).string();
-  // The graph is built in a child process too: a forked child starts with its parent's peak
-  // resident memory, which would then be counted in every variant's peak.
+  // The graph is built in a child process too, so that the parent holds none of the model's
+  // memory while it forks the variants.
   struct GraphFile {
     int64_t nodes = 0, initializers = 0;
     double file_mb = 0;
