@@ -39,6 +39,7 @@ struct RewriteGraphOptions {
   bool overlap = false;
   double comm_buffer_mb = 256;  // the seed's default bucket limit
   std::string bucket_order = "ready";
+  std::string align = "seed";
   std::string layout_out;
   bool report = false;
   std::string check;
@@ -68,6 +69,11 @@ void SetUpRewriteGraph(CLI::App& app, RewriteGraphOptions& options) {
                  "Bucket order: 'ready' (when gradients become ready in backward) or 'param' "
                  "(parameter order)")
       ->check(CLI::IsMember({"ready", "param"}))
+      ->capture_default_str();
+  app.add_option("--align", options.align,
+                 "Padding: 'seed' (every parameter to 16*N fp32 / 64*N fp16 elements, the seed's "
+                 "rule) or 'compact' (only each bucket's end)")
+      ->check(CLI::IsMember({"seed", "compact"}))
       ->capture_default_str();
   app.add_option("--layout-out", options.layout_out,
                  "Also write the layout manifest (JSON) to this file")
@@ -147,10 +153,11 @@ Status RunRewriteGraph(const RewriteGraphOptions& options) {
   if (options.nranks) {
     sharding = &pipeline.AddPass<ShardingStage1Pass>(ShardingStage1Pass::Options{
         /*nranks=*/*options.nranks, /*comm_buffer_mb=*/options.comm_buffer_mb,
-        options.bucket_order == "param" ? BucketOrder::kParameter : BucketOrder::kGradientReady});
+        options.bucket_order == "param" ? BucketOrder::kParameter : BucketOrder::kGradientReady,
+        *AlignmentFromName(options.align)});
     if (options.overlap) pipeline.AddPass<OverlapPass>();
-  } else if (options.overlap || !options.layout_out.empty()) {
-    return InvalidArgumentError("--overlap and --layout-out need --nranks");
+  } else if (options.overlap || !options.layout_out.empty() || options.align != "seed") {
+    return InvalidArgumentError("--overlap, --align and --layout-out need --nranks");
   }
   StatusOr<bool> changed = pipeline.Run(*graph);
   if (!changed.ok()) {

@@ -36,6 +36,7 @@
 #include <filesystem>
 #include <functional>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <string>
 #include <thread>
@@ -69,8 +70,9 @@ constexpr int64_t kOpRoleForward = 0, kOpRoleBackward = 1, kOpRoleOptimize = 2, 
 
 class SyntheticGraph {
  public:
-  explicit SyntheticGraph(onnx::ModelProto& model)
-      : model_(model), graph_(*model.mutable_graph()) {}
+  // `roles`: give every node `__op_role` (false leaves them to role inference).
+  explicit SyntheticGraph(onnx::ModelProto& model, bool roles = true)
+      : model_(model), graph_(*model.mutable_graph()), roles_(roles) {}
 
   onnx::NodeProto& Node(const std::string& op, const std::string& name,
                         std::initializer_list<std::string> inputs,
@@ -82,7 +84,7 @@ class SyntheticGraph {
     if (!domain.empty()) node.set_domain(domain);
     for (const std::string& input : inputs) node.add_input(input);
     for (const std::string& output : outputs) node.add_output(output);
-    IntAttr(node, "__op_role", role);
+    if (roles_) IntAttr(node, "__op_role", role);
     return node;
   }
 
@@ -136,6 +138,7 @@ class SyntheticGraph {
  private:
   onnx::ModelProto& model_;
   onnx::GraphProto& graph_;
+  bool roles_;
 };
 
 // Builds a training graph of about `target_nodes` nodes: L layers of 3 forward, 6 backward (3 on
@@ -267,6 +270,160 @@ void BuildTrainingGraph(int64_t target_nodes, bool training_metadata, onnx::Mode
   g.Metadata("zerograph.state_binding", state_binding);
 }
 
+// Builds a training graph of the kind users bring from elsewhere (ONNX Runtime's optimizer graphs,
+// hand-written ones), of about `target_nodes` nodes: standard ops only in forward and backward, no
+// value_info, one multi-tensor AdamW over every parameter (4 and 16 elements), and gradient
+// post-processing chains of 0 to 3 nodes (Identity, Cast, Mul by a constant), the length cycling
+// over the parameters. `roles` gives every node `__op_role`; without it role inference must infer
+// the shapes to tell the chains (optimizer) from the bias gradient's ReduceSum (backward). Per
+// layer 3 forward, 8 backward and 3 chain nodes:
+//
+//   a[i] = Relu(MatMul(a[i-1], W[i]) + b[i])            loss = ReduceMean((a[L-1] - y)^2)
+//   dz[i] = da[i] * Cast(a[i] > 0); db[i] = ReduceSum(dz[i]); dW[i] = a[i-1]^T @ dz[i];
+//   da[i-1] = dz[i] @ W[i]^T
+void BuildForeignTrainingGraph(int64_t target_nodes, bool roles, onnx::ModelProto& model) {
+  const int64_t layers = std::max<int64_t>(1, (target_nodes - 5) / 14);
+  model.set_ir_version(8);
+  model.set_producer_name("graph-io-bench");
+  model.add_opset_import()->set_version(13);
+  onnx::OperatorSetIdProto& ours = *model.add_opset_import();
+  ours.set_domain("org.zerograph");
+  ours.set_version(1);
+  model.mutable_graph()->set_name("foreign_mlp");
+  SyntheticGraph g(model, roles);
+  const std::vector<int64_t> square = {kWidth, kWidth};
+  const std::vector<int64_t> row = {kWidth};
+
+  g.Input("input", onnx::TensorProto::FLOAT, square);
+  g.Input("target", onnx::TensorProto::FLOAT, square);
+  g.Input("learning_rate", onnx::TensorProto::FLOAT, {});
+  g.Input("step", onnx::TensorProto::INT64, {});
+  g.Output("loss", {});
+
+  std::vector<std::string> params, activations;
+  std::vector<std::vector<int64_t>> param_dims;
+  std::string previous = "input";
+  for (int64_t i = 0; i < layers; ++i) {
+    const std::string p = StrCat("layers.", i), n = StrCat("/layers.", i, "/");
+    for (const char* param : {".weight", ".bias"}) {
+      const std::vector<int64_t>& dims = param[1] == 'w' ? square : row;
+      g.Initializer(p + param, dims, 0.01f);
+      params.push_back(p + param);
+      param_dims.push_back(dims);
+    }
+    g.Node("MatMul", n + "MatMul", {previous, p + ".weight"}, {n + "MatMul_output_0"},
+           kOpRoleForward);
+    g.Node("Add", n + "Add", {n + "MatMul_output_0", p + ".bias"}, {n + "Add_output_0"},
+           kOpRoleForward);
+    g.Node("Relu", n + "Relu", {n + "Add_output_0"}, {n + "Relu_output_0"}, kOpRoleForward);
+    previous = n + "Relu_output_0";
+    activations.push_back(previous);
+  }
+  g.Initializer("zero", {}, 0.0f);
+  g.Initializer("loss.scale", {}, 2.0f / (kWidth * kWidth));
+  g.Initializer("grad.scale", {}, 1.0f);
+  onnx::TensorProto& axes = *model.mutable_graph()->add_initializer();
+  axes.set_name("reduce.axes");
+  axes.set_data_type(onnx::TensorProto::INT64);
+  axes.add_dims(1);
+  axes.add_int64_data(0);
+
+  g.Node("Sub", "/loss/Sub", {previous, "target"}, {"/loss/Sub_output_0"}, kOpRoleForward);
+  g.Node("Mul", "/loss/Mul", {"/loss/Sub_output_0", "/loss/Sub_output_0"}, {"/loss/Mul_output_0"},
+         kOpRoleForward);
+  SyntheticGraph::IntAttr(g.Node("ReduceMean", "/loss/ReduceMean", {"/loss/Mul_output_0"}, {"loss"},
+                                 kOpRoleForward | kLossBit),
+                          "keepdims", 0);
+  std::string grad = activations.back() + "_grad";
+  g.Node("Mul", "/loss/Mul_grad", {"/loss/Sub_output_0", "loss.scale"}, {grad}, kOpRoleBackward);
+
+  // The gradient of parameter k, after its chain of k % 4 post-processing nodes.
+  std::vector<std::string> grads(params.size());
+  auto chain = [&](size_t k, std::string value) {
+    for (size_t c = 1; c <= k % 4; ++c) {
+      const std::string name = StrCat(params[k], "_grad.post", c);
+      switch (c) {
+        case 1:
+          g.Node("Identity", name, {value}, {name}, kOpRoleOptimize);
+          break;
+        case 2:
+          SyntheticGraph::IntAttr(g.Node("Cast", name, {value}, {name}, kOpRoleOptimize), "to",
+                                  onnx::TensorProto::FLOAT);
+          break;
+        default:
+          g.Node("Mul", name, {value, "grad.scale"}, {name}, kOpRoleOptimize);
+      }
+      value = name;
+    }
+    grads[k] = value;
+  };
+  for (int64_t i = layers - 1; i >= 0; --i) {
+    const std::string p = StrCat("layers.", i), n = StrCat("/layers.", i, "/grad/");
+    const std::string input = i > 0 ? activations[static_cast<size_t>(i - 1)] : "input";
+    const std::string& a = activations[static_cast<size_t>(i)];
+    g.Node("Greater", n + "Greater", {a, "zero"}, {n + "Greater_output_0"}, kOpRoleBackward);
+    SyntheticGraph::IntAttr(g.Node("Cast", n + "Cast", {n + "Greater_output_0"},
+                                   {n + "Cast_output_0"}, kOpRoleBackward),
+                            "to", onnx::TensorProto::FLOAT);
+    const std::string dz = n + "Mul_output_0";
+    g.Node("Mul", n + "Mul", {grad, n + "Cast_output_0"}, {dz}, kOpRoleBackward);
+    SyntheticGraph::IntAttr(g.Node("ReduceSum", n + "ReduceSum", {dz, "reduce.axes"},
+                                   {p + ".bias_grad"}, kOpRoleBackward),
+                            "keepdims", 0);
+    g.Node("Transpose", n + "Transpose", {input}, {n + "Transpose_output_0"}, kOpRoleBackward);
+    g.Node("MatMul", n + "MatMul", {n + "Transpose_output_0", dz}, {p + ".weight_grad"},
+           kOpRoleBackward);
+    g.Node("Transpose", n + "Transpose_1", {p + ".weight"}, {n + "Transpose_1_output_0"},
+           kOpRoleBackward);
+    grad = input + "_grad";
+    g.Node("MatMul", n + "MatMul_1", {dz, n + "Transpose_1_output_0"}, {grad}, kOpRoleBackward);
+  }
+
+  // Post-processing after the whole backward, as ONNX Runtime and Paddle place it: the overlap
+  // pass moves each chain up to its backward op.
+  for (size_t k = 0; k < params.size(); ++k) chain(k, params[k] + "_grad");
+  // One update over every parameter: AdamW(lr, step, X..., G..., M..., V...).
+  onnx::NodeProto& adam = *model.mutable_graph()->add_node();
+  adam.set_op_type("AdamW");
+  adam.set_domain("org.zerograph");
+  adam.set_name("/optimizer/AdamW");
+  adam.add_input("learning_rate");
+  adam.add_input("step");
+  for (const std::string& x : params) adam.add_input(x);
+  for (const std::string& gradient : grads) adam.add_input(gradient);
+  std::string state_binding = "{";
+  auto bind = [&](const std::string& name) {
+    if (state_binding.size() > 1) state_binding += ", ";
+    state_binding += StrCat("\"", name, ".new\": \"", name, "\"");
+  };
+  for (const char* state : {".moment1", ".moment2"}) {
+    for (size_t k = 0; k < params.size(); ++k) {
+      g.Initializer(params[k] + state, param_dims[k], 0.0f);
+      adam.add_input(params[k] + state);
+    }
+  }
+  for (const char* state : {"", ".moment1", ".moment2"}) {
+    for (size_t k = 0; k < params.size(); ++k) {
+      const std::string name = params[k] + state;
+      adam.add_output(name + ".new");
+      g.Output(name + ".new", param_dims[k]);
+      bind(name);
+    }
+  }
+  state_binding += "}";
+  if (roles) SyntheticGraph::IntAttr(adam, "__op_role", kOpRoleOptimize);
+  SyntheticGraph::FloatAttr(adam, "beta1", 0.9f);
+  SyntheticGraph::FloatAttr(adam, "beta2", 0.999f);
+  SyntheticGraph::FloatAttr(adam, "epsilon", 1e-8f);
+  SyntheticGraph::FloatAttr(adam, "weight_decay", 0.01f);
+
+  g.Metadata("zerograph.format_version", "1");
+  g.Metadata("zerograph.loss", "loss");
+  g.Metadata("zerograph.inputs",
+             R"({"data": ["input", "target"], "lr": "learning_rate", "step": "step"})");
+  g.Metadata("zerograph.state_binding", state_binding);
+}
+
 // --- Bare protobuf I/O -------------------------------------------------------------------------
 
 Status ReadFile(const std::string& path, std::string& bytes) {
@@ -321,12 +478,20 @@ double CpuSeconds() {
 }
 
 struct Sample {
-  double load = 0;    // read + parse, or LoadModel
-  double verify = 0;  // Verify (IR only)
-  double save = 0;    // serialize + write + fsync + rename, or SaveModel
-  double free = 0;    // destroying the parsed model or the graph
-  double cpu = 0;     // CPU time of load and save, every thread's
+  double load = 0;     // read + parse, or LoadModel
+  double verify = 0;   // Verify (IR only)
+  double save = 0;     // serialize + write + fsync + rename, or SaveModel
+  double free = 0;     // destroying the parsed model or the graph
+  double cpu = 0;      // CPU time of load and save, every thread's
+  double peak_mb = 0;  // peak resident memory of the child process
 };
+
+// Peak resident memory of this process so far, in MB.
+double PeakMb() {
+  struct rusage usage {};
+  ::getrusage(RUSAGE_SELF, &usage);
+  return static_cast<double>(usage.ru_maxrss) * 1024 / 1e6;
+}
 
 StatusOr<Sample> RunBare(const std::string& in, const std::string& out, bool use_arena) {
   Sample sample;
@@ -353,6 +518,7 @@ StatusOr<Sample> RunBare(const std::string& in, const std::string& out, bool use
   ZG_RETURN_IF_ERROR(WriteFileDurably(out, serialized));
   sample.save = SecondsSince(start);
   sample.cpu = CpuSeconds() - cpu_start;
+  sample.peak_mb = PeakMb();
 
   start = Clock::now();
   heap_model.reset();
@@ -380,6 +546,7 @@ StatusOr<Sample> RunIr(const std::string& in, const std::string& out) {
   ZG_RETURN_IF_ERROR(SaveModel(*graph, out));
   sample.save = SecondsSince(start);
   sample.cpu += CpuSeconds() - cpu_start;
+  sample.peak_mb = PeakMb();
 
   start = Clock::now();
   graph.reset();
@@ -460,6 +627,41 @@ StatusOr<T> InChildProcess(const std::function<StatusOr<T>()>& run) {
   return sample;
 }
 
+// One run of a program (rewrite-graph), measured as the shell's `time` would: wall time, CPU time
+// of all its threads (user + system) and peak resident memory, from wait4.
+struct ProgramSample {
+  double wall = 0, cpu = 0, system = 0, peak_mb = 0;
+};
+
+StatusOr<ProgramSample> RunProgram(const std::vector<std::string>& args) {
+  std::vector<char*> argv;
+  for (const std::string& arg : args) argv.push_back(const_cast<char*>(arg.c_str()));
+  argv.push_back(nullptr);
+  std::cout.flush();
+  std::cerr.flush();
+  const Clock::time_point start = Clock::now();
+  const pid_t pid = ::fork();
+  ZG_RETURN_IF_NOT(pid >= 0, "cannot fork");
+  if (pid == 0) {
+    const int null = ::open("/dev/null", O_WRONLY);
+    if (null >= 0) ::dup2(null, STDOUT_FILENO);
+    ::execv(argv[0], argv.data());
+    ::_exit(127);
+  }
+  int status = 0;
+  struct rusage usage {};
+  ZG_RETURN_IF_NOT(::wait4(pid, &status, 0, &usage) == pid, "cannot wait for ", args[0]);
+  ProgramSample sample;
+  sample.wall = SecondsSince(start);
+  ZG_RETURN_IF_NOT(WIFEXITED(status) && WEXITSTATUS(status) == 0, args[0], " failed (status ",
+                   status, ")");
+  auto seconds = [](const timeval& t) { return static_cast<double>(t.tv_sec) + t.tv_usec * 1e-6; };
+  sample.system = seconds(usage.ru_stime);
+  sample.cpu = seconds(usage.ru_utime) + sample.system;
+  sample.peak_mb = static_cast<double>(usage.ru_maxrss) * 1024 / 1e6;
+  return sample;
+}
+
 double Median(std::vector<double> values) {
   std::sort(values.begin(), values.end());
   const size_t n = values.size();
@@ -467,11 +669,11 @@ double Median(std::vector<double> values) {
 }
 
 struct Medians {
-  double load, verify, save, free, round_trip, cpu;
+  double load, verify, save, free, round_trip, cpu, peak_mb;
 };
 
 Medians MedianOf(const std::vector<Sample>& samples) {
-  std::vector<double> load, verify, save, free, round_trip, cpu;
+  std::vector<double> load, verify, save, free, round_trip, cpu, peak_mb;
   for (const Sample& s : samples) {
     load.push_back(s.load);
     verify.push_back(s.verify);
@@ -479,9 +681,21 @@ Medians MedianOf(const std::vector<Sample>& samples) {
     free.push_back(s.free);
     round_trip.push_back(s.load + s.save);
     cpu.push_back(s.cpu);
+    peak_mb.push_back(s.peak_mb);
   }
-  return {Median(load), Median(verify),     Median(save),
-          Median(free), Median(round_trip), Median(cpu)};
+  return {Median(load),       Median(verify), Median(save),   Median(free),
+          Median(round_trip), Median(cpu),    Median(peak_mb)};
+}
+
+ProgramSample MedianOf(const std::vector<ProgramSample>& samples) {
+  std::vector<double> wall, cpu, system, peak_mb;
+  for (const ProgramSample& s : samples) {
+    wall.push_back(s.wall);
+    cpu.push_back(s.cpu);
+    system.push_back(s.system);
+    peak_mb.push_back(s.peak_mb);
+  }
+  return {Median(wall), Median(cpu), Median(system), Median(peak_mb)};
 }
 
 struct PassMedians {
@@ -523,9 +737,16 @@ struct SizeResult {
   int reps = 0;  // timed repetitions done
   Medians bare{}, arena{}, ir{};
   std::vector<PassMedians> passes;  // one per --comm-buffer-mb
+  // rewrite-graph itself: IN -o OUT (load, verify, save), and with --nranks N --overlap.
+  bool programs = false;
+  ProgramSample copy{}, rewrite{};
 };
 
+enum class GraphKind { kMlp, kForeign, kForeignWithRoles };
+
 struct BenchOptions {
+  GraphKind graph = GraphKind::kMlp;
+  std::string rewrite_graph;  // the program's path; empty: not run
   std::vector<int64_t> nodes = {100000, 1000000};
   int reps = 5;
   double budget_s = 900;
@@ -555,17 +776,31 @@ StatusOr<SizeResult> BenchOneSize(int64_t target_nodes, const BenchOptions& opti
   const bool training_metadata = !options.no_training_metadata;
   const std::string in = (dir / StrCat("synthetic_", target_nodes, ".onnx")).string();
   const std::string out = (dir / StrCat("synthetic_", target_nodes, ".out.onnx")).string();
+  // The graph is built in a child process too, so that the parent holds none of the model's
+  // memory while it forks the variants.
+  struct GraphFile {
+    int64_t nodes = 0, initializers = 0;
+    double file_mb = 0;
+  };
+  ZG_ASSIGN_OR_RETURN(
+      const GraphFile file, InChildProcess<GraphFile>([&]() -> StatusOr<GraphFile> {
+        onnx::ModelProto model;
+        if (options.graph == GraphKind::kMlp) {
+          BuildTrainingGraph(target_nodes, training_metadata, model);
+        } else {
+          BuildForeignTrainingGraph(target_nodes, options.graph == GraphKind::kForeignWithRoles,
+                                    model);
+        }
+        std::string bytes;
+        ZG_RETURN_IF_NOT(model.SerializeToString(&bytes), "cannot serialize the synthetic graph");
+        ZG_RETURN_IF_ERROR(WriteFileDurably(in, bytes));
+        return GraphFile{model.graph().node_size(), model.graph().initializer_size(),
+                         static_cast<double>(bytes.size()) / 1e6};
+      }));
   SizeResult result;
-  {
-    onnx::ModelProto model;
-    BuildTrainingGraph(target_nodes, training_metadata, model);
-    result.nodes = model.graph().node_size();
-    result.initializers = model.graph().initializer_size();
-    std::string bytes;
-    ZG_RETURN_IF_NOT(model.SerializeToString(&bytes), "cannot serialize the synthetic graph");
-    ZG_RETURN_IF_ERROR(WriteFileDurably(in, bytes));
-    result.file_mb = static_cast<double>(bytes.size()) / 1e6;
-  }
+  result.nodes = file.nodes;
+  result.initializers = file.initializers;
+  result.file_mb = file.file_mb;
   std::cerr << "graph-io-bench: " << result.nodes << " nodes, " << result.initializers
             << " initializers, " << Fixed(result.file_mb, 1) << " MB; " << reps
             << " repetitions of bare, arena, ir\n";
@@ -574,7 +809,13 @@ StatusOr<SizeResult> BenchOneSize(int64_t target_nodes, const BenchOptions& opti
   ZG_RETURN_IF_ERROR(InChildProcess<Sample>([&] { return RunBare(in, out, false); }).status());
   ZG_RETURN_IF_ERROR(InChildProcess<Sample>([&] { return RunIr(in, out); }).status());
 
+  const std::vector<std::string> copy_args = {options.rewrite_graph, in, "-o", out};
+  const std::vector<std::string> rewrite_args = {
+      options.rewrite_graph, in, "-o", out, "--nranks", StrCat(options.nranks), "--overlap"};
+  result.programs = !options.rewrite_graph.empty();
+  const int variants = result.programs ? 5 : 3;
   std::vector<Sample> bare, arena, ir;
+  std::vector<ProgramSample> copy, rewrite;
   const Clock::time_point timed_start = Clock::now();
   for (int rep = 0; rep < reps; ++rep) {
     // A pathologically slow variant would take hours at 1M nodes: stop at the budget, and say so.
@@ -584,8 +825,8 @@ StatusOr<SizeResult> BenchOneSize(int64_t target_nodes, const BenchOptions& opti
       break;
     }
     // Rotate the order so that no variant always runs right after the same one.
-    for (int k = 0; k < 3; ++k) {
-      switch ((rep + k) % 3) {
+    for (int k = 0; k < variants; ++k) {
+      switch ((rep + k) % variants) {
         case 0: {
           ZG_ASSIGN_OR_RETURN(Sample s,
                               InChildProcess<Sample>([&] { return RunBare(in, out, false); }));
@@ -598,9 +839,19 @@ StatusOr<SizeResult> BenchOneSize(int64_t target_nodes, const BenchOptions& opti
           arena.push_back(s);
           break;
         }
-        default: {
+        case 2: {
           ZG_ASSIGN_OR_RETURN(Sample s, InChildProcess<Sample>([&] { return RunIr(in, out); }));
           ir.push_back(s);
+          break;
+        }
+        case 3: {
+          ZG_ASSIGN_OR_RETURN(ProgramSample s, RunProgram(copy_args));
+          copy.push_back(s);
+          break;
+        }
+        default: {
+          ZG_ASSIGN_OR_RETURN(ProgramSample s, RunProgram(rewrite_args));
+          rewrite.push_back(s);
           break;
         }
       }
@@ -614,6 +865,10 @@ StatusOr<SizeResult> BenchOneSize(int64_t target_nodes, const BenchOptions& opti
   result.bare = MedianOf(bare);
   result.arena = MedianOf(arena);
   result.ir = MedianOf(ir);
+  if (result.programs) {
+    result.copy = MedianOf(copy);
+    result.rewrite = MedianOf(rewrite);
+  }
 
   if (training_metadata && !options.no_passes) {
     for (double limit : options.comm_buffer_mb) {
@@ -730,6 +985,50 @@ void PrintTables(const std::vector<SizeResult>& results) {
   }
 }
 
+// rewrite-graph itself against the bare round trip of the same file, run alternating with it:
+// wall time, CPU time and peak resident memory (issue 16's goals: load + save at most 1.0x, the
+// rewrite at most 1.3x the bare round trip's time, peak memory at most the bare round trip's).
+void PrintProgramTables(const std::vector<SizeResult>& results, int64_t nranks) {
+  bool any = false;
+  for (const SizeResult& r : results) any = any || r.programs;
+  if (!any) return;
+  std::cout
+      << "\n`rewrite-graph IN -o OUT` (load, verify, save) and `rewrite-graph IN -o OUT "
+         "--nranks "
+      << nranks
+      << " --overlap`, each a process of its own, against the bare round trip (in a child "
+         "process) of the same file; medians. CPU = user + system of every thread; peak = "
+         "the process's maximum resident set.\n\n"
+         "| nodes | bare round trip ms | bare CPU ms | bare peak MB | copy ms | copy / bare | "
+         "copy CPU ms (sys) | copy peak MB | rewrite ms | rewrite / bare | rewrite CPU ms "
+         "(sys) | rewrite peak MB | rewrite peak / bare |\n"
+         "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+  for (const SizeResult& r : results) {
+    if (!r.programs) continue;
+    std::cout << "| " << r.nodes << " | " << Ms(r.bare.round_trip) << " | " << Ms(r.bare.cpu)
+              << " | " << Fixed(r.bare.peak_mb, 0) << " | " << Ms(r.copy.wall) << " | **"
+              << Fixed(r.copy.wall / r.bare.round_trip, 2) << "x** | " << Ms(r.copy.cpu) << " ("
+              << Ms(r.copy.system) << ") | " << Fixed(r.copy.peak_mb, 0) << " | "
+              << Ms(r.rewrite.wall) << " | **" << Fixed(r.rewrite.wall / r.bare.round_trip, 2)
+              << "x** | " << Ms(r.rewrite.cpu) << " (" << Ms(r.rewrite.system) << ") | "
+              << Fixed(r.rewrite.peak_mb, 0) << " | **"
+              << Fixed(r.rewrite.peak_mb / r.bare.peak_mb, 2) << "x** |\n";
+  }
+  if (results.size() < 2 || !results.front().programs) return;
+  const SizeResult& base = results.front();
+  std::cout << "\nGrowth of rewrite-graph --nranks " << nranks
+            << " --overlap from the smallest size (issue 16 allows 11x for 10x the nodes):\n\n"
+               "| nodes | node ratio | rewrite time ratio | bare round trip ratio |\n"
+               "|---:|---:|---:|---:|\n";
+  for (size_t i = 1; i < results.size(); ++i) {
+    const SizeResult& r = results[i];
+    std::cout << "| " << r.nodes << " | "
+              << Fixed(static_cast<double>(r.nodes) / static_cast<double>(base.nodes), 1) << " | **"
+              << Fixed(r.rewrite.wall / base.rewrite.wall, 1) << "x** | "
+              << Fixed(r.bare.round_trip / base.bare.round_trip, 1) << "x |\n";
+  }
+}
+
 void PrintPeakMemory() {
   struct rusage usage {};
   ::getrusage(RUSAGE_SELF, &usage);
@@ -745,6 +1044,7 @@ Status RunBench(const BenchOptions& options) {
   }
   PrintTables(results);
   PrintPassTables(results, options.nranks);
+  PrintProgramTables(results, options.nranks);
   PrintPeakMemory();
   return Status::Ok();
 }
@@ -758,6 +1058,19 @@ int main(int argc, char** argv) {
       "graph through the IR against bare protobuf; prints markdown tables.",
       "graph-io-bench");
   zerograph::BenchOptions options;
+  const std::map<std::string, zerograph::GraphKind> kinds = {
+      {"mlp", zerograph::GraphKind::kMlp},
+      {"foreign", zerograph::GraphKind::kForeign},
+      {"foreign-roles", zerograph::GraphKind::kForeignWithRoles}};
+  app.add_option("--graph", options.graph,
+                 "mlp: ours (roles, one AdamW per parameter); foreign: standard ops, no roles, no "
+                 "value_info, one AdamW over every parameter, post-processing chains of 0-3 "
+                 "nodes; foreign-roles: the same with roles")
+      ->transform(CLI::CheckedTransformer(kinds))
+      ->capture_default_str();
+  app.add_option("--rewrite-graph", options.rewrite_graph,
+                 "Also time this rewrite-graph program, copying and rewriting each graph")
+      ->check(CLI::ExistingFile);
   app.add_option("--nodes", options.nodes, "Graph sizes to run, in nodes (about)")
       ->capture_default_str();
   app.add_option("--reps", options.reps, "Timed repetitions of each variant (median reported)")

@@ -4,6 +4,7 @@
 
 #include <onnx/onnx_pb.h>
 
+#include "ir/node_proto_check.h"
 #include "zerograph/ir/graph_feed.h"
 #include "zerograph/ir/op_contract.h"
 #include "zerograph/ir/proto_store.h"
@@ -780,10 +781,8 @@ Status Graph::ImportGraph(const ExternalDataResolver& resolve, GraphFeed& feed) 
         }
         node->outputs_[static_cast<size_t>(i)] = value;
       }
-      for (const onnx::AttributeProto& attr : node_proto->attribute()) {
-        ZG_RETURN_IF_NOT(attr.type() != onnx::AttributeProto::UNDEFINED,
-                         NodeLabel(*node_proto, node_index), ": attribute '", attr.name(),
-                         "' has no type or an unknown type");
+      if (Status checked = CheckNodeProto(*node_proto); !checked.ok()) {
+        return std::move(checked).WithContext(NodeLabel(*node_proto, node_index));
       }
       node->LoadAnnotations();
       ++node_index;

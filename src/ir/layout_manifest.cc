@@ -89,6 +89,10 @@ void WriteBody(const LayoutManifest& manifest, CanonicalWriter& w) {
   w.Int(1);
   w.Key("nranks");
   w.Int(manifest.nranks);
+  if (manifest.align != LayoutManifest::Alignment::kSeed) {
+    w.Key("align");
+    w.String(AlignmentName(manifest.align));
+  }
   w.Key("buckets");
   w.Array(manifest.buckets, [&](const LayoutManifest::Bucket& bucket) {
     w.Open('{');
@@ -177,6 +181,16 @@ int64_t PaddedNumel(int64_t numel, DataType dtype, int64_t nranks) {
   return (numel + g - 1) / g * g;
 }
 
+std::string_view AlignmentName(LayoutManifest::Alignment align) {
+  return align == LayoutManifest::Alignment::kCompact ? "compact" : "seed";
+}
+
+std::optional<LayoutManifest::Alignment> AlignmentFromName(std::string_view name) {
+  if (name == "seed") return LayoutManifest::Alignment::kSeed;
+  if (name == "compact") return LayoutManifest::Alignment::kCompact;
+  return std::nullopt;
+}
+
 std::string LayoutManifest::Hash() const {
   CanonicalWriter writer;
   WriteBody(*this, writer);
@@ -205,6 +219,13 @@ StatusOr<LayoutManifest> LayoutManifest::FromJson(std::string_view json) {
   LayoutManifest manifest;
   ZG_RETURN_IF_ERROR(Field(root, "nranks", "layout manifest", manifest.nranks));
   ZG_RETURN_IF_NOT(manifest.nranks >= 1, "layout manifest: nranks must be at least 1");
+  if (auto align = root.find("align"); align != root.end()) {
+    std::optional<Alignment> parsed;
+    if (align->is_string()) parsed = AlignmentFromName(align->get_ref<const std::string&>());
+    ZG_RETURN_IF_NOT(parsed.has_value(),
+                     "layout manifest: 'align' must be \"seed\" or \"compact\"");
+    manifest.align = *parsed;
+  }
   auto buckets = root.find("buckets");
   ZG_RETURN_IF_NOT(buckets != root.end() && buckets->is_array(),
                    "layout manifest: missing 'buckets'");
@@ -245,9 +266,14 @@ StatusOr<LayoutManifest> LayoutManifest::FromJson(std::string_view json) {
                        " does not match its shape");
       ZG_RETURN_IF_NOT(param.offset == expected_offset, param_where, ": offset ", param.offset,
                        ", expected ", expected_offset, " (parameters lie back to back)");
-      ZG_RETURN_IF_NOT(param.padded == PaddedNumel(param.numel, bucket.dtype, manifest.nranks),
-                       param_where, ": padded size ", param.padded, " is not ",
-                       PaddedNumel(param.numel, bucket.dtype, manifest.nranks));
+      // Compact: the last parameter's padding is checked with the bucket's total below.
+      const int64_t expected_padded = manifest.align == Alignment::kSeed
+                                          ? PaddedNumel(param.numel, bucket.dtype, manifest.nranks)
+                                          : param.numel;
+      const bool last = &p == &params->back();
+      ZG_RETURN_IF_NOT(param.padded == expected_padded || (manifest.align == Alignment::kCompact &&
+                                                           last && param.padded > param.numel),
+                       param_where, ": padded size ", param.padded, " is not ", expected_padded);
       ZG_RETURN_IF_NOT(param.states.size() == bucket.state_buffers.size(), param_where, ": lists ",
                        param.states.size(), " states, the bucket has ",
                        bucket.state_buffers.size());
@@ -256,6 +282,13 @@ StatusOr<LayoutManifest> LayoutManifest::FromJson(std::string_view json) {
     }
     ZG_RETURN_IF_NOT(bucket.total == expected_offset, where, ": total ", bucket.total,
                      " is not the sum of padded sizes ", expected_offset);
+    if (manifest.align == Alignment::kCompact) {
+      const Param& last = bucket.params.back();
+      const int64_t unpadded = last.offset + last.numel;
+      ZG_RETURN_IF_NOT(bucket.total == PaddedNumel(unpadded, bucket.dtype, manifest.nranks), where,
+                       ": total ", bucket.total, " is not its ", unpadded,
+                       " elements padded to the granularity, as the compact alignment has it");
+    }
     ZG_RETURN_IF_NOT(bucket.shard_size * manifest.nranks == bucket.total, where, ": shard size ",
                      bucket.shard_size, " times ", manifest.nranks, " ranks is not the total ",
                      bucket.total);

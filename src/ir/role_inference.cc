@@ -1,32 +1,64 @@
 #include "zerograph/ir/role_inference.h"
 
+#include <algorithm>
 #include <cstddef>
 #include <optional>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "zerograph/core/str_cat.h"
 #include "zerograph/ir/graph.h"
 #include "zerograph/ir/node.h"
 #include "zerograph/ir/optimizer_signature.h"
+#include "zerograph/ir/shape_inference.h"
 #include "zerograph/ir/training_spec.h"
 #include "zerograph/ir/value.h"
 
 namespace zerograph {
 namespace {
 
+// The dimensions of `value` when its recorded type has them all.
+std::optional<Shape> RecordedDims(const Value& value) {
+  std::optional<TensorType> type = value.type();
+  if (!type || !type->dims) return std::nullopt;
+  for (int64_t dim : *type->dims) {
+    if (dim < 0) return std::nullopt;
+  }
+  return std::move(type->dims);
+}
+
 // Post-processing keeps a gradient's shape (casts, scales, clipping). A single-input node that
 // changes it, such as the ReduceSum that turns a layer's output gradient into its bias gradient,
-// is backward; without known shapes we cannot tell, and backward is the safe answer.
-bool SameKnownDims(const Value& a, const Value& b) {
-  std::optional<TensorType> type_a = a.type();
-  std::optional<TensorType> type_b = b.type();
-  if (!type_a || !type_b || !type_a->dims || !type_b->dims) return false;
-  for (int64_t dim : *type_a->dims) {
-    if (dim == TensorType::kUnknownDim) return false;
+// is backward; where the shapes cannot be known, backward is the safe answer. Recorded types are
+// used first; graphs without value_info get the op contracts' shape inference, run once and only
+// when a node needs it.
+class ShapeComparer {
+ public:
+  explicit ShapeComparer(const Graph& graph) : graph_(graph) {}
+
+  // Whether `a` and `b` have the same known dimensions (their dtypes may differ, as a Cast's do).
+  StatusOr<bool> SameKnownDims(const Value& a, const Value& b) {
+    std::optional<Shape> recorded_a = RecordedDims(a);
+    std::optional<Shape> recorded_b = RecordedDims(b);
+    if (recorded_a && recorded_b) return *recorded_a == *recorded_b;
+    if (!inferred_) {
+      StatusOr<InferredShapes> shapes = InferShapes(graph_);
+      if (!shapes.ok()) {
+        return std::move(shapes).status().WithContext(
+            "role inference needs the gradients' shapes, which value_info does not record");
+      }
+      inferred_ = std::move(*shapes);
+    }
+    const TensorSpec* spec_a = inferred_->Find(a);
+    const TensorSpec* spec_b = inferred_->Find(b);
+    return spec_a != nullptr && spec_b != nullptr && spec_a->shape == spec_b->shape;
   }
-  return type_a->dims == type_b->dims;
-}
+
+ private:
+  const Graph& graph_;
+  std::optional<InferredShapes> inferred_;
+};
 
 bool IsConstantNode(const Node& node) {
   return (node.domain().empty() || node.domain() == "ai.onnx") && node.op_type() == "Constant";
@@ -65,10 +97,13 @@ StatusOr<std::vector<int64_t>> InferRoleBits(const Graph& graph, const TrainingS
   // Mutable state: what an optimizer updates, and what the state binding replaces. Every other
   // initializer is a constant, always ready, so it does not count as a dynamic input.
   std::vector<bool> is_state(num_value_ids, false);
-  // An optimizer's inputs are its scalars, then groups of n: X, G (not state), the states.
-  for (const Node* node : graph.nodes()) {
+  std::vector<bool> is_optimizer(num_node_ids, false);
+  // An optimizer's inputs are its scalars, then groups of n: X, G (not state), the states. Sweeps
+  // that need no order read the nodes where they lie in memory (Graph::stored_nodes).
+  for (const Node* node : graph.stored_nodes()) {
     std::optional<OptimizerSignature> signature = FindOptimizerSignature(*node);
     if (!signature) continue;
+    is_optimizer[static_cast<size_t>(node->id())] = true;
     const size_t scalars = static_cast<size_t>(signature->num_scalars);
     const size_t groups = 2 + static_cast<size_t>(signature->num_states);
     if (node->num_inputs() < scalars) continue;
@@ -90,13 +125,14 @@ StatusOr<std::vector<int64_t>> InferRoleBits(const Graph& graph, const TrainingS
     return value->producer() == nullptr || !IsConstantNode(*value->producer());
   };
 
+  ShapeComparer shapes(graph);
   // Optimizer: optimizer ops, then, walking back, gradient post-processing. Users come later in
   // the schedule than their producers, so one reverse pass sees every user decided.
   for (const Node* node = graph.last_node(); node != nullptr; node = node->prev()) {
     int64_t& role = roles[node->id()];
     if (role != kUnset) continue;  // forward
     role = static_cast<int64_t>(OpRole::kBackward);
-    if (FindOptimizerSignature(*node)) {
+    if (is_optimizer[static_cast<size_t>(node->id())]) {
       role = static_cast<int64_t>(OpRole::kOptimize);
       continue;
     }
@@ -112,7 +148,6 @@ StatusOr<std::vector<int64_t>> InferRoleBits(const Graph& graph, const TrainingS
     bool all_users_optimizer = true;
     for (const Value* output : node->outputs()) {
       if (output == nullptr) continue;
-      if (!SameKnownDims(*output, *dynamic_input)) all_users_optimizer = false;
       // A graph output is read outside the step, by no optimizer.
       if (output->is_graph_output()) all_users_optimizer = false;
       for (const Use& use : output->users()) {
@@ -122,17 +157,26 @@ StatusOr<std::vector<int64_t>> InferRoleBits(const Graph& graph, const TrainingS
         }
       }
     }
-    if (has_user && all_users_optimizer) role = static_cast<int64_t>(OpRole::kOptimize);
+    if (!has_user || !all_users_optimizer) continue;
+    // Shapes last: they may take shape inference over the whole graph.
+    bool keeps_shape = true;
+    for (const Value* output : node->outputs()) {
+      if (output == nullptr) continue;
+      ZG_ASSIGN_OR_RETURN(const bool same, shapes.SameKnownDims(*output, *dynamic_input));
+      keeps_shape = keeps_shape && same;
+    }
+    if (keeps_shape) role = static_cast<int64_t>(OpRole::kOptimize);
   }
   return roles;
 }
 
 Status InferMissingRoles(Graph& graph, const TrainingSpec& spec) {
-  bool any_missing = false;
-  for (const Node* node : graph.nodes()) any_missing = any_missing || !node->has_role();
-  if (!any_missing) return Status::Ok();
+  const StoredNodeRange nodes = graph.stored_nodes();
+  if (std::all_of(nodes.begin(), nodes.end(), [](const Node* node) { return node->has_role(); })) {
+    return Status::Ok();
+  }
   ZG_ASSIGN_OR_RETURN(std::vector<int64_t> roles, InferRoleBits(graph, spec));
-  for (Node* node : graph.nodes()) {
+  for (Node* node : graph.stored_nodes()) {
     if (node->has_role()) continue;
     const int64_t bits = roles[node->id()];
     node->SetRole(static_cast<OpRole>(bits & ~kLossRoleBit), (bits & kLossRoleBit) != 0);

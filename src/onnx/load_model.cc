@@ -12,6 +12,7 @@
 #include <string_view>
 #include <system_error>
 #include <utility>
+#include <vector>
 
 #include <onnx/onnx_pb.h>
 
@@ -22,6 +23,7 @@
 #include "zerograph/core/status.h"
 #include "zerograph/core/str_cat.h"
 #include "zerograph/ir/dtype.h"
+#include "zerograph/ir/graph.h"
 #include "zerograph/ir/node.h"
 #include "zerograph/ir/proto_store.h"
 #include "zerograph/ir/role_inference.h"
@@ -58,6 +60,22 @@ Status CheckModelHeader(const onnx::ModelProto& model) {
   ZG_RETURN_IF_NOT(model.ir_version() <= kMaxIrVersion, "the model has ir_version ",
                    model.ir_version(), "; this tool reads IR versions up to ", kMaxIrVersion);
   ZG_RETURN_IF_NOT(model.has_graph(), "the model has no graph");
+  return Status::Ok();
+}
+
+// ONNX's checker requires an opset_import for every domain a node uses, and so do we: the version
+// decides which op contract reads the node (ReduceSum's axes are an attribute before opset 13, an
+// input from it on).
+Status CheckOpsetImports(const Graph& graph) {
+  std::vector<std::string_view> imported;  // a graph uses a handful of domains
+  for (const Node* node : graph.stored_nodes()) {
+    const std::string_view domain = node->domain();
+    if (std::find(imported.begin(), imported.end(), domain) != imported.end()) continue;
+    ZG_RETURN_IF_NOT(graph.OpsetVersion(domain).has_value(), "node '", node->name(), "' (",
+                     node->op_type(), "): its domain '", domain.empty() ? "ai.onnx" : domain,
+                     "' has no opset_import; ONNX's checker requires one");
+    imported.push_back(domain);
+  }
   return Status::Ok();
 }
 
@@ -185,6 +203,7 @@ StatusOr<std::unique_ptr<Graph>> LoadModelImpl(const std::string& path) {
       Graph::FromModelProto(
           parser->TakeStore(),
           [&](const onnx::TensorProto& t) { return external_files.Resolve(t); }, parser.get()));
+  ZG_RETURN_IF_ERROR(CheckOpsetImports(*graph));
 
   // A training graph must know each node's role; InferMissingRoles leaves annotated nodes alone.
   // The spec is needed only to infer roles: when every node has one, it is only checked.

@@ -53,6 +53,7 @@ class ShardingRewriter {
     is_sharded_.assign(candidates_.size(), 0);
     layout_ = LayoutManifest();
     layout_.nranks = options_.nranks;
+    layout_.align = options_.align;
     std::vector<std::vector<size_t>> buckets = FormBuckets();
     // Candidates are in their optimizers' schedule order, and members in candidate order.
     for (const std::vector<size_t>& bucket : buckets) {
@@ -155,7 +156,9 @@ class ShardingRewriter {
       Candidate& c = *candidates_[member];
       LayoutManifest::Param& param = c.layout;
       param.offset = bucket.total;
-      param.padded = PaddedNumel(param.numel, dtype, n);
+      param.padded = options_.align == LayoutManifest::Alignment::kSeed
+                         ? PaddedNumel(param.numel, dtype, n)
+                         : param.numel;
       offsets.push_back(param.offset);
       numels.push_back(param.numel);
       shapes.insert(shapes.end(), param.shape.begin(), param.shape.end());
@@ -165,6 +168,13 @@ class ShardingRewriter {
       params.push_back(c.tensor);
       grads.push_back(c.slot.grad);
       bucket.params.push_back(std::move(param));
+    }
+    if (options_.align == LayoutManifest::Alignment::kCompact) {
+      // The bucket's end only, so that it splits into N aligned shards.
+      const int64_t tail = PaddedNumel(bucket.total, dtype, n) - bucket.total;
+      bucket.params.back().padded += tail;
+      bucket.total += tail;
+      padding_bytes_ += tail * static_cast<int64_t>(ElementSize(dtype));
     }
     bucket.shard_size = bucket.total / n;
 

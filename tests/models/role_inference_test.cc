@@ -101,21 +101,29 @@ TEST_F(RoleInferenceTest, SingleInputChainIntoOptimizerIsOptimizer) {
 }
 
 // Post-processing keeps the gradient's shape: a reduction into the optimizer (a bias gradient) is
-// backward, and so is a node whose shapes are not recorded.
+// backward, and so is a node whose shapes are neither recorded nor inferable (an op without a
+// contract); an unrecorded shape that the op contracts infer counts as recorded.
 TEST_F(RoleInferenceTest, ShapeChangingOrUntypedIsBackward) {
   Value* axes = b_.Op("Constant", {}, "axes", {Attr("value_ints", std::vector<int64_t>{0})});
   Value* bias_grad =
       b_.SetType(b_.Op("ReduceSum", {grad_, axes}, "b.grad", {Attr("keepdims", 0)}), kF32, {3});
-  Value* untyped = b_.Op("Cast", {grad_}, "untyped", {Attr("to", 1)});
+  Value* untyped = b_.Op({"com.example", "Mystery"}, {grad_}, "untyped");
+  Value* inferred = b_.Op("Cast", {untyped}, "inferred", {Attr("to", 1)});
+  Value* w2 = b_.Initializer("w2", {3, 3}, std::vector<float>(9, 0.5f));
+  Value* typed_grad = b_.Op("Identity", {grad_}, "typed_grad");
   const std::vector<float> zeros(3, 0.0f);
   Value* bias = b_.Initializer("b", {3}, zeros);
   Value* b_new = b_.Op({kZerographDomain, "SGD"}, {lr_, bias, bias_grad}, "b.new");
-  Value* w_new = b_.Op({kZerographDomain, "SGD"}, {lr_, w_, untyped}, "w.new");
+  Value* w_new = b_.Op({kZerographDomain, "SGD"}, {lr_, w_, inferred}, "w.new");
+  Value* w2_new = b_.Op({kZerographDomain, "SGD"}, {lr_, w2, typed_grad}, "w2.new");
   graph_.AddOutput(b_new);
   graph_.AddOutput(w_new);
+  graph_.AddOutput(w2_new);
   std::map<std::string, int64_t> roles = Infer();
   EXPECT_EQ(roles["b.grad"], kBackward);
-  EXPECT_EQ(roles["untyped"], kBackward);
+  EXPECT_EQ(roles["inferred"], kBackward);    // its input's shape is unknown
+  EXPECT_EQ(roles["untyped"], kBackward);     // its user is backward
+  EXPECT_EQ(roles["typed_grad"], kOptimize);  // no recorded type, an inferred one
   EXPECT_EQ(roles["b.new"], kOptimize);
 }
 

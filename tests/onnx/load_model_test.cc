@@ -188,6 +188,13 @@ TEST_F(LoadModelTest, RefusesUnknownAttributeType) {
   EXPECT_THAT(status.message(), HasSubstr("'leaky'"));
 }
 
+// A node without an op_type, and one in a domain without an opset_import: ONNX's checker
+// refuses both, and so do we, naming the node.
+TEST_F(LoadModelTest, RefusesWhatOnnxCheckerRefusesInANode) {
+  EXPECT_THAT(ExpectRefused("empty_op_type").message(), HasSubstr("'nameless_op'"));
+  EXPECT_THAT(ExpectRefused("no_opset_import").message(), HasSubstr("'stray'"));
+}
+
 // --- External data ------------------------------------------------------------------------------
 
 // location "../<case>.bin".

@@ -165,6 +165,35 @@ Status DuplicateNodeName(const std::string& path) {
   return WriteModelFile(model, path);
 }
 
+// A Relu whose op_type was lost on the way (ONNX's checker refuses it).
+Status EmptyOpType(const std::string& path) {
+  ZG_ASSIGN_OR_RETURN(onnx::ModelProto model, ParseModelText(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[2] x) => (float[2] y)
+    {
+      y = Relu(x)
+    }
+  )"));
+  model.mutable_graph()->mutable_node(0)->set_name("nameless_op");
+  model.mutable_graph()->mutable_node(0)->clear_op_type();
+  return WriteModelFile(model, path);
+}
+
+// A node in a domain the model does not import (ONNX's checker refuses it: the version decides
+// which contract reads the node).
+Status NoOpsetImport(const std::string& path) {
+  ZG_ASSIGN_OR_RETURN(onnx::ModelProto model, ParseModelText(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[2] x) => (float[2] y)
+    {
+      y = Relu(x)
+    }
+  )"));
+  model.mutable_graph()->mutable_node(0)->set_name("stray");
+  model.mutable_graph()->mutable_node(0)->set_domain("com.example");
+  return WriteModelFile(model, path);
+}
+
 // LeakyRelu's `alpha` with attribute type 99 on the wire. protobuf keeps an unknown enum value
 // of a proto2 field as an unknown field, so the parsed attribute reads as UNDEFINED.
 Status UnknownAttributeType(const std::string& path) {
@@ -273,6 +302,8 @@ const std::vector<BadModel>& BadModels() {
       {"duplicate_output", "'y'", DuplicateOutput},
       {"duplicate_node_name", "'twin'", DuplicateNodeName},
       {"unknown_attribute_type", "'alpha'", UnknownAttributeType},
+      {"empty_op_type", "node 'nameless_op' (): has no op_type", EmptyOpType},
+      {"no_opset_import", "domain 'com.example' has no opset_import", NoOpsetImport},
       {"external_parent_dir", "initializer 'w'", ExternalParentDir},
       {"external_absolute_path", "initializer 'w'", ExternalAbsolutePath},
       {"external_symlink_escape", "initializer 'w'", ExternalSymlinkEscape},

@@ -141,5 +141,48 @@ TEST(LayoutManifestTest, RejectsInconsistentLayout) {
   EXPECT_FALSE(LayoutManifest::FromJson("{not json").ok());
 }
 
+// The compact alignment pads only the bucket's end (the last parameter's padded size): 5 + 3 = 8
+// elements on 2 fp32 ranks become 32. Its JSON says so, and a seed layout's JSON does not, so that
+// seed layouts keep their hash.
+TEST(LayoutManifestTest, CompactAlignmentRoundTrip) {
+  LayoutManifest manifest;
+  manifest.nranks = 2;
+  manifest.align = LayoutManifest::Alignment::kCompact;
+  LayoutManifest::Bucket bucket;
+  bucket.total = 32;
+  bucket.shard_size = 16;
+  bucket.optimizer = "org.zerograph.SGD";
+  bucket.param_buffer = "fused@bucket0";
+  bucket.params.push_back({"a", {5}, 0, 5, 5, {}});
+  bucket.params.push_back({"b", {3}, 5, 3, 27, {}});
+  manifest.buckets.push_back(bucket);
+  const std::string json = manifest.ToJson();
+  EXPECT_NE(json.find(R"("align":"compact")"), std::string::npos) << json;
+  EXPECT_EQ(SeedExample().ToJson().find("align"), std::string::npos);
+  StatusOr<LayoutManifest> parsed = LayoutManifest::FromJson(json);
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  EXPECT_EQ(*parsed, manifest);
+  EXPECT_NE(manifest.Hash(), [&] {
+    LayoutManifest seed = manifest;
+    seed.align = LayoutManifest::Alignment::kSeed;
+    return seed.Hash();
+  }());
+
+  // Padding elsewhere than at the end, or more than the end needs, is refused.
+  LayoutManifest inner = manifest;
+  inner.buckets[0].params[0].padded = 6;
+  inner.buckets[0].params[1].offset = 6;
+  inner.buckets[0].params[1].padded = 26;
+  EXPECT_FALSE(LayoutManifest::FromJson(inner.ToJson()).ok());
+  LayoutManifest too_much = manifest;
+  too_much.buckets[0].total = 64;
+  too_much.buckets[0].shard_size = 32;
+  too_much.buckets[0].params[1].padded = 59;
+  StatusOr<LayoutManifest> refused = LayoutManifest::FromJson(too_much.ToJson());
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("compact"), std::string_view::npos)
+      << refused.status().message();
+}
+
 }  // namespace
 }  // namespace zerograph

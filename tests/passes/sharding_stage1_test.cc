@@ -32,10 +32,11 @@ struct Rewrite {
 };
 
 Rewrite Shard(Graph& graph, int64_t nranks, BucketOrder order = BucketOrder::kParameter,
-              double comm_buffer_mb = 256) {
+              double comm_buffer_mb = 256,
+              LayoutManifest::Alignment align = LayoutManifest::Alignment::kSeed) {
   PassPipeline pipeline(/*verify_each=*/true);
   auto& pass = pipeline.AddPass<ShardingStage1Pass>(
-      ShardingStage1Pass::Options{nranks, comm_buffer_mb, order});
+      ShardingStage1Pass::Options{nranks, comm_buffer_mb, order, align});
   StatusOr<bool> changed = pipeline.Run(graph);
   Rewrite result{changed.ok() ? Status::Ok() : changed.status(), pass.layout(), pipeline.Report()};
   if (result.status.ok()) result.status = CheckHazards(graph);
@@ -370,6 +371,42 @@ TEST(ShardingStage1Test, RejectsRewrittenGraph) {
   Rewrite again = Shard(*graph, 2);
   EXPECT_EQ(again.status.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(again.status.message().find("already rewritten"), std::string_view::npos);
+}
+
+// --align compact: many small parameters lie back to back and only the bucket's end is padded,
+// so a bucket's padding stays under the granularity (16 * 8 fp32 elements on 8 ranks) however
+// many parameters it holds; the seed's rule pads every one of them.
+TEST(ShardingStage1Test, CompactAlignmentPadsOnlyTheBucketEnd) {
+  ToyConfig config;
+  for (int i = 0; i < 100; ++i)
+    config.params.push_back({StrCat("p", i), DataType::kFloat32, 4 + i % 13});
+  auto seed_graph = BuildToyTrainingGraph(config);
+  auto compact_graph = BuildToyTrainingGraph(config);
+  Rewrite seed = Shard(*seed_graph, 8);
+  Rewrite compact =
+      Shard(*compact_graph, 8, BucketOrder::kParameter, 256, LayoutManifest::Alignment::kCompact);
+  ASSERT_TRUE(seed.status.ok()) << seed.status.ToString();
+  ASSERT_TRUE(compact.status.ok()) << compact.status.ToString();
+  ASSERT_EQ(compact.layout.buckets.size(), 1u);
+  const LayoutManifest::Bucket& bucket = compact.layout.buckets[0];
+  int64_t numel = 0;
+  for (const LayoutManifest::Param& param : bucket.params) {
+    EXPECT_EQ(param.offset, numel) << param.name;
+    numel += param.numel;
+  }
+  EXPECT_LT(bucket.total - numel, 16 * 8);
+  EXPECT_EQ(bucket.total % (16 * 8), 0);
+  EXPECT_EQ(bucket.shard_size * 8, bucket.total);
+  EXPECT_EQ(seed.layout.buckets[0].total, 100 * 16 * 8);
+  EXPECT_EQ(compact.layout.align, LayoutManifest::Alignment::kCompact);
+  // What the graph stores parses back to the same layout.
+  StatusOr<LayoutManifest> stored =
+      LayoutManifest::FromJson(*compact_graph->GetMetadata("zerograph.layout"));
+  ASSERT_TRUE(stored.ok()) << stored.status().ToString();
+  EXPECT_EQ(*stored, compact.layout);
+  EXPECT_NE(compact.report.find(StrCat("padding: ", (bucket.total - numel) * 4, " bytes")),
+            std::string::npos)
+      << compact.report;
 }
 
 }  // namespace

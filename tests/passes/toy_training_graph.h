@@ -3,6 +3,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "zerograph/core/str_cat.h"
@@ -15,7 +16,7 @@ namespace zerograph {
 // A structural training graph for pass tests (its numbers mean nothing):
 //
 //   forward:   t_i = ReduceSum(p_i); loss = sum of t_i and of ReduceSum(x)
-//   backward:  for i = last..0: B_i: p_i.graw = Expand(loss.grad, shape_i); busy_i = Neg(loss.grad)
+//   backward:  for i = last..0: B_i: p_i.graw = Mul(loss.grad, ones_i); busy_i = Neg(loss.grad)
 //   optimizer: per parameter a chain of `chain` post-processing nodes p_i.c1 .. p_i.cK
 //              (Mul by a constant, Cast, Identity in turn), then one multi-tensor update.
 struct ToyParam {
@@ -31,6 +32,9 @@ struct ToyConfig {
   bool adamw = true;
   // Give every node `__op_role` (false: leave roles to inference).
   bool roles = true;
+  // Record the types of values inside the graph, as value_info (false: leave them to shape
+  // inference; graph inputs, outputs and initializers keep theirs, as ONNX requires).
+  bool value_info = true;
 };
 
 inline std::unique_ptr<Graph> BuildToyTrainingGraph(const ToyConfig& config) {
@@ -42,6 +46,9 @@ inline std::unique_ptr<Graph> BuildToyTrainingGraph(const ToyConfig& config) {
     } else {
       b.SetRole(std::nullopt);
     }
+  };
+  auto set_type = [&](Value* value, DataType dtype, std::vector<int64_t> dims) {
+    return config.value_info ? b.SetType(value, dtype, std::move(dims)) : value;
   };
   const DataType f32 = DataType::kFloat32;
   Value* x = b.Input("x", f32, {4});
@@ -73,10 +80,12 @@ inline std::unique_ptr<Graph> BuildToyTrainingGraph(const ToyConfig& config) {
   std::vector<Value*> grads(params.size());
   for (size_t i = params.size(); i-- > 0;) {
     const ToyParam& p = config.params[i];
-    Value* shape = b.Initializer(p.name + ".shape_f", {1}, std::vector<float>{float(p.numel)});
-    Value* raw = b.Op("Expand", {loss_grad, shape}, p.name + ".graw");
+    // A constant broadcast, so that B_i has one dynamic input and changes its shape.
+    Value* ones = b.Initializer(p.name + ".ones", {p.numel},
+                                std::vector<float>(static_cast<size_t>(p.numel), 1.0f));
+    Value* raw = b.Op("Mul", {loss_grad, ones}, p.name + ".graw");
     if (p.dtype != f32) raw = b.Op("Cast", {raw}, p.name + ".graw16", {Attr("to", int(p.dtype))});
-    b.SetType(raw, p.dtype, {p.numel});
+    set_type(raw, p.dtype, {p.numel});
     grads[i] = raw;
     b.Op("Neg", {loss_grad}, StrCat("busy", i));
   }
@@ -95,7 +104,7 @@ inline std::unique_ptr<Graph> BuildToyTrainingGraph(const ToyConfig& config) {
         default:
           grads[i] = b.Op("Identity", {grads[i]}, name);
       }
-      b.SetType(grads[i], p.dtype, {p.numel});
+      set_type(grads[i], p.dtype, {p.numel});
     }
   }
   std::vector<Value*> inputs = {lr};

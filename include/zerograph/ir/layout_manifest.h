@@ -2,6 +2,7 @@
 #define ZEROGRAPH_IR_LAYOUT_MANIFEST_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -15,11 +16,18 @@ namespace zerograph {
 // manifest"). The same manifest is stored in the rewritten graph (`zerograph.layout`) and in every
 // checkpoint, so a checkpoint can be checked against, and converted between, layouts.
 //
-// A bucket is a 1-D buffer of `total` elements holding its parameters back to back, each padded to
-// the granularity 256·N/E² elements (E bytes per element; fp32: 16·N, fp16/bf16: 64·N), so that it
-// splits into N equal shards of `shard_size`; rank r owns [r·S, (r+1)·S). Optimizer states use the
-// same element offsets in buffers of their own.
+// A bucket is a 1-D buffer of `total` elements holding its parameters back to back. With the
+// seed's alignment each parameter is padded to the granularity 256·N/E² elements (E bytes per
+// element; fp32: 16·N, fp16/bf16: 64·N); with the compact one only the bucket's end is, the last
+// parameter's padded size taking it. Either way the total is a multiple of the granularity, so
+// the bucket splits into N equal shards of `shard_size` that start 256-byte aligned; rank r owns
+// [r·S, (r+1)·S). Optimizer states use the same element offsets in buffers of their own.
 struct LayoutManifest {
+  enum class Alignment {
+    kSeed,     // every parameter padded: the seed's rule
+    kCompact,  // only the bucket's end padded: less than the granularity per bucket
+  };
+
   struct Param {
     std::string name;
     std::vector<int64_t> shape;
@@ -52,6 +60,8 @@ struct LayoutManifest {
   };
 
   int64_t nranks = 1;
+  // Written as "align" only when compact, so that seed layouts keep their JSON and hash.
+  Alignment align = Alignment::kSeed;
   std::vector<Bucket> buckets;
   std::vector<WholeParam> whole;
 
@@ -73,6 +83,10 @@ int64_t PaddingGranularity(DataType dtype, int64_t nranks);
 
 // `numel` rounded up to the granularity.
 int64_t PaddedNumel(int64_t numel, DataType dtype, int64_t nranks);
+
+// "seed" or "compact", and back (nullopt for another word).
+std::string_view AlignmentName(LayoutManifest::Alignment align);
+std::optional<LayoutManifest::Alignment> AlignmentFromName(std::string_view name);
 
 }  // namespace zerograph
 

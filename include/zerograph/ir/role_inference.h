@@ -17,9 +17,10 @@ struct TrainingSpec;
 // single dynamic input all of whose users are optimizer nodes (gradient post-processing);
 // everything else is backward. A dynamic input is one that is not constant (an initializer no
 // optimizer updates and the state binding does not name, or a `Constant` output). Post-processing
-// must also keep the gradient's shape, as recorded in value types: a shape-changing single-input
-// node (the ReduceSum giving a bias gradient) or an untyped one is backward. Returns the raw role
-// bits; linear time.
+// must also keep the gradient's shape: a shape-changing single-input node (the ReduceSum giving a
+// bias gradient), or one whose shapes are neither recorded nor inferable from the op contracts
+// (InferShapes, run only when value_info lacks a shape), is backward. Returns the raw role bits;
+// linear time. Fails when shape inference finds the graph inconsistent, naming the node.
 StatusOr<std::vector<int64_t>> InferRoleBits(const Graph& graph, const TrainingSpec& spec);
 
 // Gives every node without `__op_role` its inferred role (written as `__op_role`).

@@ -38,6 +38,8 @@ class ShardingStage1Pass : public GraphPass {
     // Bucket size limit in MiB of unpadded gradient bytes (the seed's default, 256).
     double comm_buffer_mb = 256;
     BucketOrder bucket_order = BucketOrder::kGradientReady;
+    // Padding: every parameter (the seed's rule), or only each bucket's end.
+    LayoutManifest::Alignment align = LayoutManifest::Alignment::kSeed;
   };
 
   explicit ShardingStage1Pass(Options options) : options_(options) {}
