@@ -60,6 +60,7 @@ struct GraphExecOptions {
   std::string output_dir;
   bool list_ops = false;
   bool overwrite = false;
+  bool no_progress = false;
 };
 
 void SetUpGraphExec(CLI::App& app, GraphExecOptions& options) {
@@ -125,6 +126,8 @@ void SetUpGraphExec(CLI::App& app, GraphExecOptions& options) {
   CLI::Option* trace =
       app.add_option("--trace", options.trace, "Write a Chrome trace (one lane per stream)")
           ->type_name("FILE");
+  app.add_flag("--no-progress", options.no_progress,
+               "No progress bar (drawn on rank 0's stderr when it is a terminal)");
   app.add_flag("--overwrite", options.overwrite,
                "Let --save replace the checkpoints of another run already in its folder");
   CLI::Option* loss_log =
@@ -394,6 +397,7 @@ Status Train(const GraphExecOptions& options) {
   train.loss_log = options.loss_log;
   train.trace = options.trace;
   train.out = rank0 ? &std::cout : nullptr;
+  train.progress = !options.no_progress;
   if (!options.save_dir.empty()) {
     SaveCheckpointOptions save;
     save.root = options.save_dir;

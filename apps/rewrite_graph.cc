@@ -91,7 +91,7 @@ void SetUpRewriteGraph(CLI::App& app, RewriteGraphOptions& options) {
   });
 }
 
-// Counts of what a graph holds, printed by --report.
+// Counts of what a graph holds, printed by --report for the graph written (after the passes).
 void PrintReport(const Graph& graph) {
   int64_t values = static_cast<int64_t>(graph.inputs().size());
   int64_t by_role[3] = {0, 0, 0};
@@ -173,6 +173,7 @@ Status RunRewriteGraph(const RewriteGraphOptions& options) {
     return saved;
   }
   if (options.report) {
+    std::cout << "written graph '" << options.output << "':\n";
     PrintReport(*graph);
     std::cout << (options.nranks
                       ? pipeline.Report()

@@ -31,14 +31,19 @@ std::span<const std::byte> BytesOf(const T& value) {
   return std::as_bytes(std::span<const T>(&value, 1));
 }
 
-// "[#########           ] 45/100"
+// "[#########           ] 45/100 loss 0.5", drawn over the terminal's last line.
 void DrawProgress(int64_t done, int64_t total, float loss) {
   constexpr int kWidth = 30;
   const int filled = static_cast<int>(kWidth * done / std::max<int64_t>(total, 1));
   std::fprintf(stderr, "\r[%s%s] %lld/%lld loss %.6g", std::string(filled, '#').c_str(),
                std::string(kWidth - filled, ' ').c_str(), static_cast<long long>(done),
                static_cast<long long>(total), static_cast<double>(loss));
-  if (done == total) std::fputc('\n', stderr);
+  std::fflush(stderr);
+}
+
+// Erases the bar, so that a step line written next starts at the line's beginning.
+void ClearProgress() {
+  std::fputs("\r\x1b[K", stderr);
   std::fflush(stderr);
 }
 
@@ -60,6 +65,7 @@ std::string HumanBytes(size_t bytes) {
 void ReportStep(const StepResult& result, const TrainOptions& options, bool progress,
                 std::ofstream& loss_log) {
   const double loss = static_cast<double>(result.loss);
+  if (progress) ClearProgress();
   if (options.out != nullptr) {
     char line[160];
     std::snprintf(line, sizeof(line), "step %lld  loss %.9g  lr %.6g  time %.3f ms\n",
@@ -67,7 +73,8 @@ void ReportStep(const StepResult& result, const TrainOptions& options, bool prog
                   result.seconds * 1e3);
     *options.out << line << std::flush;
   }
-  if (progress) DrawProgress(result.step - options.first_step + 1, options.steps, result.loss);
+  const int64_t done = result.step - options.first_step + 1;
+  if (progress && done < options.steps) DrawProgress(done, options.steps, result.loss);
   if (loss_log.is_open()) {
     char line[160];
     std::snprintf(line, sizeof(line), "%lld %.9g %.9g 0x%08x\n",
@@ -116,7 +123,8 @@ StatusOr<std::unique_ptr<Trainer>> Trainer::Create(const Graph& graph, const std
 StatusOr<std::vector<StepResult>> Trainer::Train(const TrainOptions& options) {
   runtime::Executor& executor = *executor_;
   const bool rank0 = comm_->rank() == 0;
-  const bool progress = rank0 && options.out != nullptr && isatty(STDERR_FILENO) != 0;
+  const bool progress =
+      rank0 && options.progress && options.out != nullptr && isatty(STDERR_FILENO) != 0;
   std::ofstream loss_log;
   if (rank0 && !options.loss_log.empty()) {
     loss_log.open(options.loss_log);

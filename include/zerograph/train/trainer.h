@@ -33,9 +33,10 @@ struct TrainOptions {
   std::string loss_log;
   // A Chrome trace of every node on every stream and rank ("" for none).
   std::string trace;
-  // Rank 0's step lines and summary (null: silent). A progress bar goes to stderr when it is a
-  // terminal.
+  // Rank 0's step lines and summary (null: silent).
   std::ostream* out = nullptr;
+  // A progress bar on rank 0's stderr when it is a terminal, erased before each step line.
+  bool progress = true;
   // Called on every rank after each step (0-based), once its line is out: where graph-exec saves
   // checkpoints. An error stops training. Optional.
   std::function<Status(int64_t step)> after_step;
