@@ -105,16 +105,18 @@ void Graph::AttachProto(Node* node, onnx::NodeProto* proto) {
   node->name_ = proto->name();
   node->op_type_ = proto->op_type();
   node->domain_ = proto->domain();
-  node->op_versions_ = OpVersionsOf(node->domain_, node->op_type_);
+  node->op_info_ = OpInfoOf(node->domain_, node->op_type_);
 }
 
-const OpVersions* Graph::OpVersionsOf(std::string_view domain, std::string_view op_type) {
+const OpInfo* Graph::OpInfoOf(std::string_view domain, std::string_view op_type) {
   for (const KnownOp& op : known_ops_) {
-    if (op.op_type == op_type && op.domain == domain) return op.versions;
+    if (op.op_type == op_type && op.domain == domain) return &op.info;
   }
   const OpVersions* versions = OpContracts::Get().FindOp(domain, op_type);
-  known_ops_.push_back({std::string(domain), std::string(op_type), versions});
-  return versions;
+  const OpContract* contract =
+      versions != nullptr ? OpContracts::PickVersion(*versions, OpsetVersion(domain)) : nullptr;
+  known_ops_.push_back({std::string(domain), std::string(op_type), {versions, contract}});
+  return &known_ops_.back().info;
 }
 
 Node* Graph::NewNode() {
@@ -549,6 +551,11 @@ std::optional<int64_t> Graph::OpsetVersion(std::string_view domain) const {
 }
 
 void Graph::SetOpsetVersion(std::string_view domain, int64_t version) {
+  for (KnownOp& op : known_ops_) {
+    if (op.info.versions != nullptr && NormalizeDomain(op.domain) == NormalizeDomain(domain)) {
+      op.info.contract = OpContracts::PickVersion(*op.info.versions, version);
+    }
+  }
   for (onnx::OperatorSetIdProto& opset : *store_->model->mutable_opset_import()) {
     if (opset.domain() == domain) {
       opset.set_version(version);

@@ -93,12 +93,19 @@ Status MissingAttribute(const Node& node, std::string_view name) {
       StrCat(Label(node), ": attribute '", name, "' is required and has no default"));
 }
 
-// The default of the newest version of the node's op that declares the attribute: an attribute
-// a later version dropped (Clip-6's min, which Clip-11 takes as an input) keeps its default.
+// The default of the version of the node's op that its graph's opset selects (defaults change
+// between versions: Softmax's axis, Dropout's ratio); for an attribute that version does not
+// declare, of the newest version that does: an attribute a later version dropped (Clip-6's min,
+// which Clip-11 takes as an input) keeps its default.
 template <typename T>
 const T* DefaultOf(const Node& node, std::string_view name) {
   const OpVersions* versions = node.op_versions();
   if (versions == nullptr) return nullptr;
+  if (const OpContract* own = node.contract()) {
+    if (const OpAttribute* attribute = own->FindAttribute(name)) {
+      return std::get_if<T>(&attribute->default_value);
+    }
+  }
   for (auto contract = versions->rbegin(); contract != versions->rend(); ++contract) {
     if (const OpAttribute* attribute = contract->FindAttribute(name)) {
       return std::get_if<T>(&attribute->default_value);

@@ -29,6 +29,22 @@ TEST_F(OpContractTest, FindPicksTheVersionOfTheOpset) {
   EXPECT_FALSE(contracts.Find("", "ReduceSum", 12)->IsHostInput(1));
 }
 
+// Attribute defaults are those of the version the graph's opset selects, and follow a change of
+// the opset: Softmax's axis is 1 before opset 13 and -1 from it.
+TEST_F(OpContractTest, DefaultsFollowTheGraphsOpset) {
+  graph_.SetOpsetVersion("", 11);
+  Value* x = Input("x", {2, 3});
+  Node* softmax = graph_.AddNode("Softmax", "", {x}, {"y"}, "softmax");
+  ASSERT_NE(softmax->contract(), nullptr);
+  EXPECT_EQ(softmax->contract()->since_version, 1);
+  StatusOr<int64_t> axis = ContractInt(*softmax, "axis");
+  ASSERT_TRUE(axis.ok()) << axis.status().ToString();
+  EXPECT_EQ(*axis, 1);
+  graph_.SetOpsetVersion("", 13);
+  EXPECT_EQ(softmax->contract()->since_version, 13);
+  EXPECT_EQ(*ContractInt(*softmax, "axis"), -1);
+}
+
 // Every contract is well formed and its optimizers declare their layout.
 TEST_F(OpContractTest, ContractsAreWellFormed) {
   for (const OpContract* contract : OpContracts::Get().All()) {

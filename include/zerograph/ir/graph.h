@@ -293,15 +293,17 @@ class Graph {
     uint32_t epoch = 0;
   };
 
-  // The op contracts of the op types met so far, for Node::op_versions(): a graph has few
-  // distinct ops, so a scan of them is cheaper than a lookup among every contract per node.
+  // The op contracts of the op types met so far, for Node::op_versions() and Node::contract(): a
+  // graph has few distinct ops, so a scan of them is cheaper than a lookup among every contract
+  // per node. A deque: nodes point at the entries' infos. SetOpsetVersion re-picks the contracts
+  // of its domain's entries.
   struct KnownOp {
     std::string domain;
     std::string op_type;
-    const OpVersions* versions;
+    OpInfo info;
   };
-  const OpVersions* OpVersionsOf(std::string_view domain, std::string_view op_type);
-  std::vector<KnownOp> known_ops_;
+  const OpInfo* OpInfoOf(std::string_view domain, std::string_view op_type);
+  std::deque<KnownOp> known_ops_;
 
   std::unique_ptr<ProtoStore> store_;
   // Nodes, values and their edge lists grow in one region freed with the graph:

@@ -25,6 +25,14 @@ struct OpContract;
 // One op's contracts, oldest version first (zerograph/ir/op_contract.h).
 using OpVersions = std::vector<OpContract>;
 
+// What a graph knows of one op type: every version of its contract, and the one the graph's opset
+// for the op's domain selects (the newest when the graph imports no opset for it; null when every
+// version is newer than the graph's opset).
+struct OpInfo {
+  const OpVersions* versions = nullptr;
+  const OpContract* contract = nullptr;
+};
+
 // ONNX's attribute kinds, numbered as AttributeProto.AttributeType.
 enum class AttributeType : int32_t {
   kUndefined = 0,
@@ -66,7 +74,10 @@ class Node {
   std::string_view domain() const { return domain_; }
   // Every version of the node's op contract (zerograph/ir/op_contract.h), or null for an op
   // zerograph does not know; which version applies depends on the graph's opset.
-  const OpVersions* op_versions() const { return op_versions_; }
+  const OpVersions* op_versions() const { return op_info_ ? op_info_->versions : nullptr; }
+  // The contract of the graph's opset version (see OpInfo), or null. Attribute defaults come
+  // from it, since they change between versions (Softmax's axis, Dropout's ratio).
+  const OpContract* contract() const { return op_info_ ? op_info_->contract : nullptr; }
   bool Is(std::string_view domain, std::string_view op_type) const {
     return this->domain() == domain && this->op_type() == op_type;
   }
@@ -157,7 +168,8 @@ class Node {
   std::string_view name_;
   std::string_view op_type_;
   std::string_view domain_;
-  const OpVersions* op_versions_ = nullptr;
+  // Owned by the graph; shared by every node of the op type.
+  const OpInfo* op_info_ = nullptr;
   std::pmr::vector<Value*> inputs_;
   // Where input i's use sits in its value's user list, so that removing the use is O(1): values
   // such as the learning rate have a user per optimizer node, and erasing each of those nodes
