@@ -122,6 +122,20 @@ template <SoftmaxOp kOp, typename T>
 void SoftmaxGradBlock(const T* dy, const T* y, T* dx, int64_t n, int64_t inner,
                       std::vector<ArithType<T>>& sum) {
   using A = ArithType<T>;
+  if constexpr (kOp == SoftmaxOp::kSoftmaxGrad && std::is_same_v<T, float>) {
+    if (inner == 1) {  // a contiguous row: Σ dy·y in eight lanes, which vectorize
+      float lane[8] = {};
+      int64_t k = 0;
+      for (; k + 8 <= n; k += 8) {
+        for (int j = 0; j < 8; ++j) lane[j] += dy[k + j] * y[k + j];
+      }
+      float s = 0;
+      for (; k < n; ++k) s += dy[k] * y[k];
+      for (float v : lane) s += v;
+      for (k = 0; k < n; ++k) dx[k] = y[k] * (dy[k] - s);
+      return;
+    }
+  }
   sum.assign(static_cast<size_t>(inner), A(0));
   for (int64_t k = 0; k < n; ++k) {
     for (int64_t j = 0; j < inner; ++j) {
