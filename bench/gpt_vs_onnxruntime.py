@@ -319,6 +319,8 @@ def run_variant(command, env=None):
     """Runs one process of a variant: its fields (median_ms, ...), or the error that stopped it.
     OpenBLAS is asked to say which core's kernels it chose (field blas_core)."""
     env = dict(os.environ, OPENBLAS_VERBOSE="2", **(env or {}))
+    for name in [name for name, value in env.items() if value is None]:
+        del env[name]  # None: the variant runs without that variable
     try:
         done = subprocess.run(command, capture_output=True, text=True, env=env)
     except OSError as e:  # no such program: a virtual environment that could not be made
@@ -354,14 +356,17 @@ def cmd_compare(a):
         ("fwd_ort_tr", "onnxruntime-training", [a.ort_training_python, me, "time-ort", fwd,
                                                 fwd_in, "--threads", t, "--reps", r]),
     ]
-    variants += [
-        ("prx_zg", "zerograph", [a.bench, prx, "--input-dir", prx_in, "--reps", r]),
-        ("prx_ort", "onnxruntime", [a.ort_python, me, "time-ort", prx, prx_in, "--threads", t,
-                                    "--reps", r]),
-        ("prx_ort_noopt", "onnxruntime without graph optimizations",
-         [a.ort_python, me, "time-ort", prx, prx_in, "--threads", t, "--reps", r,
-          "--no-optimizations"]),
-    ]
+    # The proxy forward (no Gather, LayerNormalization, Softmax or Gelu) stood in for the forward
+    # before zerograph had those kernels; --proxy still times it.
+    if a.proxy:
+        variants += [
+            ("prx_zg", "zerograph", [a.bench, prx, "--input-dir", prx_in, "--reps", r]),
+            ("prx_ort", "onnxruntime", [a.ort_python, me, "time-ort", prx, prx_in, "--threads",
+                                        t, "--reps", r]),
+            ("prx_ort_noopt", "onnxruntime without graph optimizations",
+             [a.ort_python, me, "time-ort", prx, prx_in, "--threads", t, "--reps", r,
+              "--no-optimizations"]),
+        ]
     if have_train:
         variants += [
             ("trn_zg", "zerograph", [a.bench, trn, "--input-dir", trn_in, "--reps", r]),
@@ -372,13 +377,18 @@ def cmd_compare(a):
               "--no-optimizations"]),
         ]
     os.environ["OPENBLAS_NUM_THREADS"] = t
-    # zerograph once more with OpenBLAS on its AVX-512 kernels, where the CPU has them.
+    # zerograph once more with OpenBLAS on its AVX-512 kernels, where the CPU has them, and, when
+    # the environment chooses OpenBLAS's kernels (OPENBLAS_CORETYPE), once without that choice.
     avx512 = "avx512f" in open("/proc/cpuinfo").read().split()
+    env_core = os.environ.get("OPENBLAS_CORETYPE")
     variants = [(key, label, command, None) for key, label, command in variants]
+    zg = [(key, label, command) for key, label, command, _ in variants if key.endswith("_zg")]
+    if env_core is not None:
+        variants += [(key + "_auto", label + ", OPENBLAS_CORETYPE unset", command,
+                      {"OPENBLAS_CORETYPE": None}) for key, label, command in zg]
     if avx512:
         variants += [(key + "_sx", label + f", OPENBLAS_CORETYPE={AVX512_CORETYPE}", command,
-                      {"OPENBLAS_CORETYPE": AVX512_CORETYPE})
-                     for key, label, command, _ in list(variants) if key.endswith("_zg")]
+                      {"OPENBLAS_CORETYPE": AVX512_CORETYPE}) for key, label, command in zg]
     results = {k: {"medians": [], "all": [], "error": None, "fields": None}
                for k, _, _, _ in variants}
     for round_ in range(a.rounds):
@@ -446,13 +456,26 @@ def cmd_compare(a):
           f"{ver.get('fwd_ort_tr', '(not run)')}, the package that made the training graph and the "
           "only one with kernels for its `com.microsoft` gradient ops.")
     print()
-    core = next((results[k]["fields"].get("blas_core") for k in results
-                 if k.endswith("_zg") and results[k]["fields"]), None)
+    def core(suffix):
+        return next((results[k]["fields"].get("blas_core") for k in results
+                     if k.endswith("_zg" + suffix) and results[k]["fields"]), None)
+
+    def core_note(suffix):
+        return f"; OpenBLAS ran its {core(suffix)} kernels" if core(suffix) else ""
+
     sx = f", `OPENBLAS_CORETYPE={AVX512_CORETYPE}`"
+    auto = ", `OPENBLAS_CORETYPE` unset"
+    here = (f", `OPENBLAS_CORETYPE={env_core}` from the environment" if env_core is not None
+            else "")
+    if env_core is not None:
+        print(f"The environment this ran in sets `OPENBLAS_CORETYPE={env_core}`, which OpenBLAS "
+              "obeys: the first zerograph row is what that environment gets, the row with it "
+              "unset is OpenBLAS's own choice for this CPU.")
+        print()
     rows = [  # label, forward, forward + backward, proxy
-        ("zerograph" + (f" (OpenBLAS chose its {core} kernels)" if core else ""),
-         "fwd_zg", "trn_zg", "prx_zg"),
-        ("zerograph" + sx + " (AVX-512 kernels)", "fwd_zg_sx", "trn_zg_sx", "prx_zg_sx"),
+        ("zerograph" + here + core_note(""), "fwd_zg", "trn_zg", "prx_zg"),
+        ("zerograph" + auto + core_note("_auto"), "fwd_zg_auto", "trn_zg_auto", "prx_zg_auto"),
+        ("zerograph" + sx + core_note("_sx"), "fwd_zg_sx", "trn_zg_sx", "prx_zg_sx"),
         (f"onnxruntime {ver.get('fwd_ort', '')}", "fwd_ort", None, "prx_ort"),
         (f"onnxruntime {ver.get('fwd_ort', '')} without graph optimizations", "fwd_ort_noopt",
          None, "prx_ort_noopt"),
@@ -462,25 +485,28 @@ def cmd_compare(a):
     ]
     if not avx512:
         rows = [r for r in rows if not r[1].endswith("_sx")]
+    if env_core is None:
+        rows = [r for r in rows if not r[1].endswith("_auto")]
+    proxy = " proxy forward (`proxy.onnx`) |" if a.proxy else ""
     print("| | forward (`forward.onnx`) | forward + backward (`artifacts/training_model.onnx`) | "
-          "forward + backward / forward | proxy forward (`proxy.onnx`) |")
-    print("|---|---:|---:|---:|---:|")
+          "forward + backward / forward |" + proxy)
+    print("|---|---:|---:|---:|" + ("---:|" if a.proxy else ""))
     for label, f, t_, x in rows:
         both = ratio(t_, f) if f and t_ else "-"
-        print(f"| {label} | {cell(f)} | {cell(t_)} | {both} | {cell(x)} |")
+        print(f"| {label} | {cell(f)} | {cell(t_)} | {both} |" +
+              (f" {cell(x)} |" if a.proxy else ""))
     print()
-    print("| ratio | forward (goal: at most 1.5x onnxruntime) | forward + backward | proxy forward |")
-    print("|---|---:|---:|---:|")
-    print(f"| zerograph / onnxruntime | {ratio('fwd_zg', 'fwd_ort', True)} | - | "
-          f"{ratio('prx_zg', 'prx_ort', True)} |")
-    print(f"| zerograph / onnxruntime-training | {ratio('fwd_zg', 'fwd_ort_tr', True)} | "
-          f"{ratio('trn_zg', 'trn_ort_tr', True)} | - |")
-    if avx512:
-        print(f"| zerograph{sx} / onnxruntime | {ratio('fwd_zg_sx', 'fwd_ort', True)} | - | "
-              f"{ratio('prx_zg_sx', 'prx_ort', True)} |")
-        print(f"| zerograph{sx} / onnxruntime-training | "
-              f"{ratio('fwd_zg_sx', 'fwd_ort_tr', True)} | "
-              f"{ratio('trn_zg_sx', 'trn_ort_tr', True)} | - |")
+    print("| ratio | forward (goal: at most 1.5x onnxruntime) | forward + backward |" +
+          (" proxy forward |" if a.proxy else ""))
+    print("|---|---:|---:|" + ("---:|" if a.proxy else ""))
+    for suffix, label in [("", here), ("_auto", auto), ("_sx", sx)]:
+        if (suffix == "_sx" and not avx512) or (suffix == "_auto" and env_core is None):
+            continue
+        print(f"| zerograph{label} / onnxruntime | {ratio('fwd_zg' + suffix, 'fwd_ort', True)} "
+              "| - |" + (f" {ratio('prx_zg' + suffix, 'prx_ort', True)} |" if a.proxy else ""))
+        print(f"| zerograph{label} / onnxruntime-training | "
+              f"{ratio('fwd_zg' + suffix, 'fwd_ort_tr', True)} | "
+              f"{ratio('trn_zg' + suffix, 'trn_ort_tr', True)} |" + (" - |" if a.proxy else ""))
     print()
     if not have_train:
         print("No forward + backward: onnxruntime-training could not be imported, so no training "
@@ -489,21 +515,25 @@ def cmd_compare(a):
     print("onnxruntime (the inference package) cannot run the training graph: it has no kernels "
           "for the gradient ops; onnxruntime-training made that graph and runs it.")
     print()
-    print("The proxy forward is not the issue's measure: it is the forward with the ops zerograph "
-          "had no CPU kernel for when this benchmark was written swapped for ones it had "
-          "(`Gather` -> a float input, `LayerNormalization` -> `Identity`, `Softmax` and `Gelu` "
-          "-> `Relu`), keeping the same GEMMs, reshapes, transposes and adds, so that those "
-          "parts could be compared before the kernels landed.")
-    print()
+    if a.proxy:
+        print("The proxy forward is not the issue's measure: it is the forward with the ops "
+              "zerograph had no CPU kernel for when this benchmark was written swapped for ones it "
+              "had (`Gather` -> a float input, `LayerNormalization` -> `Identity`, `Softmax` and "
+              "`Gelu` -> `Relu`), keeping the same GEMMs, reshapes, transposes and adds, so that "
+              "those parts could be compared before the kernels landed.")
+        print()
+    def base(key):  # the variant a BLAS-setting variant repeats
+        return key.rsplit("_", 1)[0] if key.endswith(("_sx", "_auto")) else key
+
     errors = [(label, key, results[key]["error"]) for key, label, _, _ in variants
-              if results[key]["error"] and not (key.endswith("_sx") and results[key[:-3]]["error"]
+              if results[key]["error"] and not (base(key) != key and results[base(key)]["error"]
                                                 == results[key]["error"])]
     for label, key, error in errors:
         what = {"fwd": "forward", "trn": "forward + backward", "prx": "proxy"}[key[:3]]
         print(f"- Not run, {label}, {what}: `{error}`")
     if errors:
         print()
-    for name in ("forward.onnx", "training_model.onnx", "proxy.onnx"):
+    for name in ("forward.onnx", "training_model.onnx") + (("proxy.onnx",) if a.proxy else ()):
         if name in ops:
             listed = ", ".join(f"{k.replace('ai.onnx.', '')} {v}" for k, v in ops[name].items())
             print(f"- Ops of `{name}` ({sum(ops[name].values())} nodes): {listed}.")
@@ -539,6 +569,8 @@ def main():
     c.add_argument("--threads", type=int, required=True)
     c.add_argument("--rounds", type=int, default=5)
     c.add_argument("--reps", type=int, default=10)
+    c.add_argument("--proxy", action="store_true",
+                   help="time the proxy forward too (what stood in before the kernels existed)")
     a = ap.parse_args()
     {"model": cmd_model, "time-ort": cmd_time_ort, "compare": cmd_compare}[a.cmd](a)
 

@@ -108,6 +108,54 @@ TEST(SoftmaxOptionsTest, LargeInputsAreStable) {
   ExpectNear(Values((*out)[0]), Reference({0, 1, 2, 0, 1, 2}, 2, 3, 1, true), 1e-6, 1e-6);
 }
 
+// fp32 rows long enough for the vector path (eight at a time, then a tail), with a causal mask's
+// -inf and values far below the row's maximum: those come out exactly 0, the rest as the reference.
+TEST(SoftmaxOptionsTest, MaskedFloatRowsAreExactZeros) {
+  KernelRunner runner;
+  const int64_t rows = 3, n = 21;
+  std::vector<double> x = Values(runner.Random(DataType::kFloat32, {rows, n}, 31, -4, 4));
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t j = 5 + 4 * r; j < n; ++j) x[static_cast<size_t>(r * n + j)] = -INFINITY;
+  }
+  x[1] = -200;  // exp(-200 - max) underflows
+  std::vector<double> expected = Reference(x, rows, n, 1, false);
+  StatusOr<std::vector<DeviceTensor>> out =
+      runner.Run("", "Softmax", {runner.MakeTensor(DataType::kFloat32, {rows, n}, x)}, 1);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  const std::vector<double> y = Values((*out)[0]);
+  for (size_t i = 0; i < y.size(); ++i) {
+    if (std::isinf(x[i]) || i == 1) {
+      EXPECT_EQ(y[i], 0.0) << "element " << i;
+    }
+  }
+  ExpectNear(y, expected, 1e-6, 1e-7);
+}
+
+// SoftmaxGrad_13 on fp32 rows long enough for its eight-lane sum: dx = y·(dy - Σ dy·y).
+TEST(SoftmaxGradTest, LongFloatRowsMatchReference) {
+  KernelRunner runner;
+  const int64_t rows = 2, n = 21;
+  const std::vector<double> dy = Values(runner.Random(DataType::kFloat32, {rows, n}, 5, -1, 1));
+  const std::vector<double> y = Values(runner.Random(DataType::kFloat32, {rows, n}, 6, 0, 0.1));
+  std::vector<double> expected(dy.size());
+  for (int64_t r = 0; r < rows; ++r) {
+    double s = 0;
+    for (int64_t j = 0; j < n; ++j)
+      s += dy[static_cast<size_t>(r * n + j)] * y[static_cast<size_t>(r * n + j)];
+    for (int64_t j = 0; j < n; ++j) {
+      const size_t i = static_cast<size_t>(r * n + j);
+      expected[i] = y[i] * (dy[i] - s);
+    }
+  }
+  StatusOr<std::vector<DeviceTensor>> dx =
+      runner.Run("com.microsoft", "SoftmaxGrad_13",
+                 {runner.MakeTensor(DataType::kFloat32, {rows, n}, dy),
+                  runner.MakeTensor(DataType::kFloat32, {rows, n}, y)},
+                 1);
+  ASSERT_TRUE(dx.ok()) << dx.status().ToString();
+  ExpectNear(Values((*dx)[0]), expected, 1e-6, 1e-7);
+}
+
 // An axis past the rank is refused, and the error names the node.
 TEST(SoftmaxOptionsTest, AxisOutOfRangeNamesTheNode) {
   KernelRunner runner;

@@ -6,9 +6,11 @@
 
 #include <cmath>
 #include <memory>
+#include <type_traits>
 #include <vector>
 
 #include "runtime/kernels/cpu/cpu_kernels.h"
+#include "runtime/kernels/cpu/vector_math.h"
 #include "runtime/kernels/kernel_util.h"
 #include "runtime/kernels/softmax_shapes.h"
 
@@ -23,12 +25,42 @@ template <SoftmaxOp kOp, typename T>
 void SoftmaxRow(const T* x, T* y, int64_t n) {
   using A = ArithType<T>;
   A max = -INFINITY;
-  for (int64_t k = 0; k < n; ++k) max = std::max(max, Load(x[k]));
+  if constexpr (std::is_same_v<T, float>) {
+    // Eight running maxima, which vectorize: one carried through memory took most of the op's
+    // time. (NaN is skipped here, as by std::max; exp() then makes the row NaN.)
+    float lane[8] = {-INFINITY, -INFINITY, -INFINITY, -INFINITY,
+                     -INFINITY, -INFINITY, -INFINITY, -INFINITY};
+    int64_t k = 0;
+    for (; k + 8 <= n; k += 8) {
+      for (int j = 0; j < 8; ++j) lane[j] = lane[j] < x[k + j] ? x[k + j] : lane[j];
+    }
+    for (; k < n; ++k) max = max < x[k] ? x[k] : max;
+    for (float v : lane) max = max < v ? v : max;
+  } else {
+    for (int64_t k = 0; k < n; ++k) max = std::max(max, Load(x[k]));
+  }
   A sum = 0;
-  for (int64_t k = 0; k < n; ++k) {
-    const A e = std::exp(Load(x[k]) - max);
-    sum += e;
-    if constexpr (kOp == SoftmaxOp::kSoftmax && !kIsNarrowFloat<T>) y[k] = e;
+  if constexpr (kOp == SoftmaxOp::kSoftmax && std::is_same_v<T, float>) {
+    // exp() eight at a time (vector_math.h): the scalar exp was most of the op's time. Below
+    // kLow, exp() is under 1.7e-38 and taken as 0: that keeps a masked row's -inf (and other
+    // underflows) off libmvec's slow path, which does those lanes one at a time, and moves y by
+    // less than 1.7e-38 where it is not already 0.
+    constexpr float kLow = -87.0f;
+    for (int64_t k = 0; k < n; ++k) {
+      const float t = x[k] - max;
+      y[k] = t < kLow ? kLow : t;  // NaN stays NaN
+    }
+    VectorExp(y, y, n);
+    for (int64_t k = 0; k < n; ++k) {
+      if (x[k] - max < kLow) y[k] = 0.0f;
+      sum += y[k];
+    }
+  } else {
+    for (int64_t k = 0; k < n; ++k) {
+      const A e = std::exp(Load(x[k]) - max);
+      sum += e;
+      if constexpr (kOp == SoftmaxOp::kSoftmax && !kIsNarrowFloat<T>) y[k] = e;
+    }
   }
   if constexpr (kOp == SoftmaxOp::kSoftmax) {
     const A inv = A(1) / sum;
@@ -90,6 +122,20 @@ template <SoftmaxOp kOp, typename T>
 void SoftmaxGradBlock(const T* dy, const T* y, T* dx, int64_t n, int64_t inner,
                       std::vector<ArithType<T>>& sum) {
   using A = ArithType<T>;
+  if constexpr (kOp == SoftmaxOp::kSoftmaxGrad && std::is_same_v<T, float>) {
+    if (inner == 1) {  // a contiguous row: Σ dy·y in eight lanes, which vectorize
+      float lane[8] = {};
+      int64_t k = 0;
+      for (; k + 8 <= n; k += 8) {
+        for (int j = 0; j < 8; ++j) lane[j] += dy[k + j] * y[k + j];
+      }
+      float s = 0;
+      for (; k < n; ++k) s += dy[k] * y[k];
+      for (float v : lane) s += v;
+      for (k = 0; k < n; ++k) dx[k] = y[k] * (dy[k] - s);
+      return;
+    }
+  }
   sum.assign(static_cast<size_t>(inner), A(0));
   for (int64_t k = 0; k < n; ++k) {
     for (int64_t j = 0; j < inner; ++j) {
