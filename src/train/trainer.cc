@@ -149,7 +149,7 @@ StatusOr<std::vector<StepResult>> Trainer::Train(const TrainOptions& options) {
     if (!spec_.step_input.empty()) {
       ZG_RETURN_IF_ERROR(executor.SetInput(spec_.step_input, BytesOf(update)));
     }
-    Status ran = executor.Run();
+    Status ran = executor.Run(step);
     if (!ran.ok()) return std::move(ran).WithContext(StrCat("step ", step));
 
     // The loss shown is the mean over ranks (each rank's is the mean over its rows).

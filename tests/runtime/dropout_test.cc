@@ -1,3 +1,4 @@
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -138,7 +139,8 @@ TEST(DropoutTest, GradMatchesFiniteDifferencesOfDropout) {
   EXPECT_EQ(Values((*dx)[0]), vdy);
 }
 
-// The executor gives each run its step, so a graph's Dropout draws a new mask every step.
+// The executor gives each run its step, so a graph's Dropout draws a new mask every step, and a
+// resumed run the one of its step.
 TEST(DropoutTest, ExecutorDrawsANewMaskEachStep) {
   Graph graph;
   GraphBuilder b(graph);
@@ -163,15 +165,20 @@ TEST(DropoutTest, ExecutorDrawsANewMaskEachStep) {
   ASSERT_TRUE((*executor)->SetInput("x", std::as_bytes(std::span(ones))).ok());
   ASSERT_TRUE((*executor)->SetInput("ratio", std::as_bytes(std::span(&half, 1))).ok());
   ASSERT_TRUE((*executor)->SetInput("training", std::as_bytes(std::span(&on, 1))).ok());
-  std::vector<std::vector<std::byte>> masks;
-  for (int step = 0; step < 2; ++step) {
-    ASSERT_TRUE((*executor)->Run().ok());
-    ASSERT_TRUE((*executor)->Synchronize().ok());
+  auto mask_of_run = [&](std::optional<int64_t> step) {
+    EXPECT_TRUE((step ? (*executor)->Run(*step) : (*executor)->Run()).ok());
+    EXPECT_TRUE((*executor)->Synchronize().ok());
     auto mask = (*executor)->Fetch(node->output(1)->name());
-    ASSERT_TRUE(mask.ok()) << mask.status().ToString();
-    masks.push_back(*mask);
-  }
-  EXPECT_NE(masks[0], masks[1]);
+    EXPECT_TRUE(mask.ok()) << mask.status().ToString();
+    return mask.ok() ? *mask : std::vector<std::byte>{};
+  };
+  const std::vector<std::byte> step0 = mask_of_run(std::nullopt);
+  const std::vector<std::byte> step1 = mask_of_run(std::nullopt);
+  EXPECT_NE(step0, step1);
+  // A resumed run names its step: it draws what the uninterrupted run drew at that step.
+  EXPECT_EQ(mask_of_run(1), step1);
+  EXPECT_EQ(mask_of_run(0), step0);
+  EXPECT_EQ(mask_of_run(std::nullopt), step1);  // the step after the previous run's
 }
 
 // InPlaceAccumulatorV2: adds (or, with the flag, overwrites), from a value of another dtype too;

@@ -80,6 +80,10 @@ class Executor {
   Status SetInput(std::string_view name, std::span<const std::byte> bytes);
   // Runs one step, then the state binding; returns when the compute stream is done (the
   // communication stream may still be gathering: the next step waits for it where it must).
+  // `step` is what step-dependent kernels see (KernelContext::step: Dropout's mask): a resumed
+  // run passes the global step, so it draws what the uninterrupted run would. Without it, the
+  // step after the previous run's (0 first).
+  Status Run(int64_t step);
   Status Run();
   // Waits for both streams.
   Status Synchronize();

@@ -97,7 +97,9 @@ class Executor::Impl {
 
   Status Plan(const KernelRegistry& registry);
   Status SetInput(std::string_view name, std::span<const std::byte> bytes);
-  Status Run();
+  Status Run(int64_t step);
+  // The step after the last run's (0 before the first).
+  int64_t next_step() const { return step_; }
   Status Synchronize();
   const DeviceTensor* Find(std::string_view name) const;
   StatusOr<std::vector<std::byte>> Fetch(std::string_view name) const;
@@ -700,8 +702,8 @@ Status Executor::Impl::SetInput(std::string_view name, std::span<const std::byte
   return device_.CopyFromHost(bytes, tensor);
 }
 
-Status Executor::Impl::Run() {
-  const int64_t run = step_++;
+Status Executor::Impl::Run(int64_t run) {
+  step_ = run + 1;
   if (timeline_ != nullptr) {
     gpu_trace_.clear();
     ZG_RETURN_IF_ERROR(timeline_->Anchor(compute_stream()));
@@ -811,7 +813,8 @@ StatusOr<std::unique_ptr<Executor>> Executor::Create(const Graph& graph, Device&
 Status Executor::SetInput(std::string_view name, std::span<const std::byte> bytes) {
   return impl_->SetInput(name, bytes);
 }
-Status Executor::Run() { return impl_->Run(); }
+Status Executor::Run(int64_t step) { return impl_->Run(step); }
+Status Executor::Run() { return impl_->Run(impl_->next_step()); }
 Status Executor::Synchronize() { return impl_->Synchronize(); }
 const DeviceTensor* Executor::Find(std::string_view name) const { return impl_->Find(name); }
 StatusOr<std::vector<std::byte>> Executor::Fetch(std::string_view name) const {
