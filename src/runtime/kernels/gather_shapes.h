@@ -68,6 +68,12 @@ class ScatterElementsKernelBase : public AxisKernelBase {
       : AxisKernelBase(info, attrs.axis), reduction_(attrs.reduction) {}
 
  protected:
+  // The output starts as a copy of the data: it may take the data's memory.
+  Status PlanOutputs(const ShapeContext&, std::span<OutputInfo> outputs) const override {
+    outputs[0].in_place_input = 0;
+    return Status::Ok();
+  }
+
   const ScatterReduction reduction_;
 };
 

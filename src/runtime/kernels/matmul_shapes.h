@@ -2,9 +2,9 @@
 #define ZEROGRAPH_SRC_RUNTIME_KERNELS_MATMUL_SHAPES_H_
 
 // The BLAS side of MatMul (numpy matmul: 1-D operands promoted, batch dimensions broadcast) and
-// Gemm (Y = alpha·A'·B' + beta·C, C broadcast to [M, N]), shared by every device (their shapes
-// are the op contracts'): a backend derives its kernel from these bases and implements only
-// ComputeImpl.
+// Gemm (Y = alpha·A'·B' + beta·C, C broadcast to [M, N]) and FusedMatMul, shared by every device
+// (their shapes are the op contracts'): a backend derives its kernel from these bases and
+// implements only ComputeImpl.
 
 #include <climits>
 #include <initializer_list>
@@ -12,6 +12,7 @@
 
 #include "runtime/kernels/broadcast.h"
 #include "runtime/kernels/kernel_util.h"
+#include "zerograph/ir/fused_matmul_shapes.h"
 
 namespace zerograph::runtime {
 
@@ -63,6 +64,34 @@ class GemmKernelBase : public OpKernel {
   }
 
   const GemmAttrs attrs_;
+};
+
+// com.microsoft FusedMatMul's attributes (zerograph/ir/fused_matmul_shapes.h).
+struct FusedMatMulAttrs {
+  FusedMatMulOptions options;
+  float alpha = 1;
+};
+
+class FusedMatMulKernelBase : public OpKernel {
+ public:
+  static StatusOr<FusedMatMulAttrs> ParseAttrs(const KernelInfo& info) {
+    FusedMatMulAttrs attrs;
+    ZG_ASSIGN_OR_RETURN(attrs.options, FusedMatMulOptionsOf(*info.node));
+    ZG_ASSIGN_OR_RETURN(attrs.alpha, ContractFloat(*info.node, "alpha"));
+    return attrs;
+  }
+  FusedMatMulKernelBase(const KernelInfo& info, FusedMatMulAttrs attrs)
+      : OpKernel(info), attrs_(attrs) {}
+
+ protected:
+  Status PlanOutputs(const ShapeContext& ctx, std::span<OutputInfo>) const override {
+    ZG_ASSIGN_OR_RETURN(
+        FusedMatMulShapes s,
+        FusedMatMulShapesOf(ctx.input(0)->shape, ctx.input(1)->shape, attrs_.options));
+    return CheckBlasDims({s.m, s.n, s.k, s.a.ld, s.b.ld});
+  }
+
+  const FusedMatMulAttrs attrs_;
 };
 
 }  // namespace zerograph::runtime

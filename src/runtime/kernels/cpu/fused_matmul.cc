@@ -51,27 +51,20 @@ void Multiply(const FusedMatMulShapes& s, double alpha, const C* a, const C* b, 
 }
 
 template <typename T>
-class FusedMatMulKernel final : public OpKernel {
+class FusedMatMulKernel final : public FusedMatMulKernelBase {
  public:
-  FusedMatMulKernel(const KernelInfo& info, FusedMatMulOptions options, float alpha)
-      : OpKernel(info), options_(options), alpha_(alpha) {}
+  using FusedMatMulKernelBase::FusedMatMulKernelBase;
   static StatusOr<std::unique_ptr<OpKernel>> Create(const KernelInfo& info) {
-    ZG_ASSIGN_OR_RETURN(FusedMatMulOptions options, FusedMatMulOptionsOf(*info.node));
-    ZG_ASSIGN_OR_RETURN(float alpha, ContractFloat(*info.node, "alpha"));
-    return std::unique_ptr<OpKernel>(new FusedMatMulKernel(info, options, alpha));
+    return MakeKernelWithAttrs<FusedMatMulKernel>(info);
   }
 
  protected:
-  Status PlanOutputs(const ShapeContext& ctx, std::span<OutputInfo>) const override {
-    ZG_ASSIGN_OR_RETURN(FusedMatMulShapes s,
-                        FusedMatMulShapesOf(ctx.input(0)->shape, ctx.input(1)->shape, options_));
-    return CheckBlasDims({s.m, s.n, s.k, s.a.ld, s.b.ld});
-  }
   Status ComputeImpl(const KernelContext& ctx) const override {
     const DeviceTensor& a = *ctx.inputs[0];
     const DeviceTensor& b = *ctx.inputs[1];
     DeviceTensor& y = *ctx.outputs[0];
-    ZG_ASSIGN_OR_RETURN(FusedMatMulShapes s, FusedMatMulShapesOf(a.shape(), b.shape(), options_));
+    ZG_ASSIGN_OR_RETURN(FusedMatMulShapes s,
+                        FusedMatMulShapesOf(a.shape(), b.shape(), attrs_.options));
     if (y.numel() == 0) return Status::Ok();
     if (s.k == 0) {  // an empty sum
       std::memset(y.data(), 0, y.byte_size());
@@ -80,17 +73,13 @@ class FusedMatMulKernel final : public OpKernel {
     if constexpr (kIsNarrowFloat<T>) {
       const std::vector<float> wa = Widened<T>(a), wb = Widened<T>(b);
       std::vector<float> wy(static_cast<size_t>(y.numel()));
-      Multiply<float>(s, alpha_, wa.data(), wb.data(), wy.data());
+      Multiply<float>(s, attrs_.alpha, wa.data(), wb.data(), wy.data());
       StoreNarrowed<T>(wy, y);
     } else {
-      Multiply<T>(s, alpha_, a.data_as<const T>(), b.data_as<const T>(), y.data_as<T>());
+      Multiply<T>(s, attrs_.alpha, a.data_as<const T>(), b.data_as<const T>(), y.data_as<T>());
     }
     return Status::Ok();
   }
-
- private:
-  const FusedMatMulOptions options_;
-  const float alpha_;
 };
 
 }  // namespace

@@ -137,10 +137,6 @@ class ScatterElementsKernel final : public ScatterElementsKernelBase {
   }
 
  protected:
-  Status PlanOutputs(const ShapeContext&, std::span<OutputInfo> outputs) const override {
-    outputs[0].in_place_input = 0;
-    return Status::Ok();
-  }
   Status ComputeImpl(const KernelContext& ctx) const override {
     const DeviceTensor& x = *ctx.inputs[0];
     const DeviceTensor& updates = *ctx.inputs[2];

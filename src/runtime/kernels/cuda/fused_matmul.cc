@@ -19,27 +19,20 @@
 namespace zerograph::runtime {
 namespace {
 
-class CudaFusedMatMulKernel final : public OpKernel {
+class CudaFusedMatMulKernel final : public FusedMatMulKernelBase {
  public:
-  CudaFusedMatMulKernel(const KernelInfo& info, FusedMatMulOptions options, float alpha)
-      : OpKernel(info), options_(options), alpha_(alpha) {}
+  using FusedMatMulKernelBase::FusedMatMulKernelBase;
   static StatusOr<std::unique_ptr<OpKernel>> Create(const KernelInfo& info) {
-    ZG_ASSIGN_OR_RETURN(FusedMatMulOptions options, FusedMatMulOptionsOf(*info.node));
-    ZG_ASSIGN_OR_RETURN(float alpha, ContractFloat(*info.node, "alpha"));
-    return std::unique_ptr<OpKernel>(new CudaFusedMatMulKernel(info, options, alpha));
+    return MakeKernelWithAttrs<CudaFusedMatMulKernel>(info);
   }
 
  protected:
-  Status PlanOutputs(const ShapeContext& ctx, std::span<OutputInfo>) const override {
-    ZG_ASSIGN_OR_RETURN(FusedMatMulShapes s,
-                        FusedMatMulShapesOf(ctx.input(0)->shape, ctx.input(1)->shape, options_));
-    return CheckBlasDims({s.m, s.n, s.k, s.a.ld, s.b.ld});
-  }
   Status ComputeImpl(const KernelContext& ctx) const override {
     const DeviceTensor& a = *ctx.inputs[0];
     const DeviceTensor& b = *ctx.inputs[1];
     DeviceTensor& y = *ctx.outputs[0];
-    ZG_ASSIGN_OR_RETURN(FusedMatMulShapes s, FusedMatMulShapesOf(a.shape(), b.shape(), options_));
+    ZG_ASSIGN_OR_RETURN(FusedMatMulShapes s,
+                        FusedMatMulShapesOf(a.shape(), b.shape(), attrs_.options));
     if (y.numel() == 0) return Status::Ok();
     if (s.k == 0) return CudaMemory::Zero(y.data(), y.byte_size(), ctx);  // an empty sum
     ZG_ASSIGN_OR_RETURN(cublasHandle_t handle, CublasHandleFor(*ctx.stream));
@@ -70,15 +63,11 @@ class CudaFusedMatMulKernel final : public OpKernel {
       run.b = pa + static_cast<size_t>(offsets[0] * s.a.batch_stride) * size;
       run.c = py + static_cast<size_t>(out_index * g.stride_c) * size;
       run.batch = count;
-      status = RunGemm(handle, dtype(), alpha_, 0.0, run);
+      status = RunGemm(handle, dtype(), attrs_.alpha, 0.0, run);
       out_index += count;
     });
     return status;
   }
-
- private:
-  const FusedMatMulOptions options_;
-  const float alpha_;
 };
 
 }  // namespace
