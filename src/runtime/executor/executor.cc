@@ -552,6 +552,9 @@ Status Executor::Impl::AssignBuffers() {
         root.last_use = kEndOfStep;
       }
     }
+    // An output nothing reads (a LayerNormalization's mean) is still written by its node: freed
+    // before that node, its buffer could go to another output of the same node.
+    root.last_use = std::max(root.last_use, root.first_def);
     memory_.activations_without_reuse += root.bytes;
     while (!live.empty() && live.begin()->first < root.first_def) {
       Root& done = roots_[live.begin()->second];
