@@ -325,6 +325,18 @@ void Graph::SetValueType(Value* value, const TensorType& type) {
   for (size_t i : OutputIndices(value)) FillTypeProto(type, output_infos_[i]->mutable_type());
 }
 
+void Graph::SetDimParam(Value* value, size_t axis, std::string_view symbol) {
+  ZG_CHECK(value->info_ != nullptr, "value '", value->name(), "' has no recorded type to name");
+  auto name_dim = [&](onnx::ValueInfoProto* info) {
+    onnx::TensorShapeProto* shape = info->mutable_type()->mutable_tensor_type()->mutable_shape();
+    ZG_CHECK(axis < static_cast<size_t>(shape->dim_size()), "value '", value->name(),
+             "' has no dim ", axis);
+    shape->mutable_dim(static_cast<int>(axis))->set_dim_param(std::string(symbol));
+  };
+  name_dim(value->info_);
+  for (size_t i : OutputIndices(value)) name_dim(output_infos_[i]);
+}
+
 // --- Editing ------------------------------------------------------------------------------------
 
 void Graph::AddUse(Value* value, Node* node, int index) {

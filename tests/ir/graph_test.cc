@@ -192,6 +192,31 @@ TEST_F(GraphTest, ValueTypes) {
   EXPECT_EQ(graph_.initializers().size(), 1u);
 }
 
+// A named symbolic dim is written to the input's and the output's entries, reads back as unknown,
+// and leaves the other dims as they were.
+TEST_F(GraphTest, SetDimParamNamesTheDimEverywhereTheTypeIsWritten) {
+  Value* ids = graph_.AddInput("ids", TensorType{DataType::kInt64, std::vector<int64_t>{-1, 8}});
+  graph_.SetDimParam(ids, 0, "batch");
+  Value* out = c_->output(0);
+  graph_.SetValueType(out, Float({-1, 4}));
+  graph_.SetDimParam(out, 0, "batch");
+  EXPECT_EQ(ids->type()->ToString(), "int64[?,8]");
+  EXPECT_EQ(out->type()->ToString(), "float[?,4]");
+  ASSERT_TRUE(graph_
+                  .WithModelProto(nullptr,
+                                  [&](const onnx::ModelProto& model) {
+                                    const onnx::GraphProto& g = model.graph();
+                                    const auto& in = g.input(1).type().tensor_type().shape();
+                                    EXPECT_EQ(in.dim(0).dim_param(), "batch");
+                                    EXPECT_EQ(in.dim(1).dim_value(), 8);
+                                    const auto& o = g.output(0).type().tensor_type().shape();
+                                    EXPECT_EQ(o.dim(0).dim_param(), "batch");
+                                    EXPECT_EQ(o.dim(1).dim_value(), 4);
+                                    return Status::Ok();
+                                  })
+                  .ok());
+}
+
 // Metadata and opset imports are model-level key/value data.
 TEST_F(GraphTest, ModelData) {
   graph_.SetMetadata("zerograph.loss", "loss");

@@ -193,6 +193,11 @@ class Graph {
 
   // Records the static type of `value` (written to value_info, or to the graph input or output).
   void SetValueType(Value* value, const TensorType& type);
+  // Makes dim `axis` of `value`'s recorded type symbolic, named `symbol` (ONNX's dim_param, such
+  // as "batch"), in every entry that writes the type (value_info or graph input, graph outputs):
+  // a reader of the file sees which dims share a size. type() reads it as kUnknownDim, and a later
+  // SetValueType drops the name. `value` must have a recorded type of rank above `axis`.
+  void SetDimParam(Value* value, size_t axis, std::string_view symbol);
 
   // --- Editing ------------------------------------------------------------------------------
   void SetInput(Node* node, size_t index, Value* value);
