@@ -160,8 +160,10 @@ zg_module(tools PATHS src/tools include/zerograph/tools PUBLIC core PRIVATE onnx
 zg_module(ckpt PATHS src/ckpt include/zerograph/ckpt PUBLIC ir)
 # Training: the loop, data, schedules, and saving and loading an executor's state.
 zg_module(train PATHS src/train include/zerograph/train PUBLIC ckpt runtime)
-# The model builders (models/mlp.cc; generate_models.cc is a program, as apps/ are), used by
-# generate-models and the tests.
-zg_module(models PATHS models/mlp.cc include/zerograph/models PUBLIC ir PRIVATE ckpt NOT_IN_LIBRARY)
+# The model builders (models/mlp.cc, models/gpt.cc; generate_models.cc is a program, as apps/
+# are), used by generate-models and the tests.
+zg_module(models
+  PATHS models/mlp.cc models/gpt.cc models/uniform_random.h include/zerograph/models
+  PUBLIC ir PRIVATE ckpt NOT_IN_LIBRARY)
 
 zg_finish_modules(${PROJECT_BINARY_DIR}/layers.json)

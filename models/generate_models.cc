@@ -1,10 +1,12 @@
-// generate-models: writes the training graphs of this folder and their datasets. The small ones are
+// generate-models: writes the models of this folder and their datasets. The small ones are
 // committed (a test checks that regenerating them gives the same bytes); mlp_wide is too large to
 // commit and is generated at build or bench time.
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <iostream>
+#include <memory>
 #include <string>
 #include <system_error>
 #include <vector>
@@ -14,6 +16,7 @@
 #include "cli_main.h"
 #include "zerograph/core/status.h"
 #include "zerograph/core/str_cat.h"
+#include "zerograph/models/gpt.h"
 #include "zerograph/models/mlp.h"
 #include "zerograph/onnx/save_model.h"
 
@@ -28,24 +31,57 @@ struct GenerateOptions {
   bool no_data = false;
 };
 
-// One file this program can write: a graph, and the dataset its inputs are fed from.
+// One model this program can write: a graph, and the dataset its inputs are fed from.
 struct ModelRecipe {
   std::string name;
-  MlpConfig config;
+  // The graph's file name in the output folder.
+  std::string file;
   std::string data_name;
   int64_t samples;
+  // Builds the graph with `batch` rows per step (0: the model's own).
+  std::function<StatusOr<std::unique_ptr<Graph>>(int64_t batch)> build;
+  std::function<Status(int64_t samples, const std::string& path)> write_data;
 };
+
+ModelRecipe Mlp(const std::string& data_name, int64_t samples, MlpConfig config) {
+  return {config.name,
+          config.name + ".onnx",
+          data_name,
+          samples,
+          [config](int64_t batch) {
+            MlpConfig batched = config;
+            if (batch > 0) batched.batch = batch;
+            return BuildMlpTrainingGraph(batched);
+          },
+          [config](int64_t rows, const std::string& path) {
+            return WriteMlpDataset(config, rows, path);
+          }};
+}
+
+// A forward graph only: `rewrite-graph --train` makes the training graph. Its batch is symbolic,
+// so --batch does not apply.
+ModelRecipe Gpt(const std::string& data_name, int64_t samples, GptConfig config) {
+  return {config.name,
+          config.name + ".forward.onnx",
+          data_name,
+          samples,
+          [config](int64_t) { return BuildGptForwardGraph(config); },
+          [config](int64_t rows, const std::string& path) {
+            return WriteGptDataset(config, rows, path);
+          }};
+}
 
 std::vector<ModelRecipe> Recipes() {
   MlpConfig sgd = MlpDemoConfig();
   sgd.name = "mlp_demo_sgd";
   sgd.optimizer = MlpOptimizer::kSgd;
   // The demo's 100 samples are the seed test's; a few hundred rows are enough to bench the wide
-  // one.
+  // one, and for the GPT to see each row a few times in 100 steps of 8.
   return {
-      {"mlp_demo", MlpDemoConfig(), "mlp_demo_data", 100},
-      {"mlp_demo_sgd", sgd, "mlp_demo_data", 100},
-      {"mlp_wide", MlpWideConfig(), "mlp_wide_data", 256},
+      Mlp("mlp_demo_data", 100, MlpDemoConfig()),
+      Mlp("mlp_demo_data", 100, sgd),
+      Mlp("mlp_wide_data", 256, MlpWideConfig()),
+      Gpt("gpt_tiny_data", 256, GptTinyConfig()),
   };
 }
 
@@ -58,14 +94,17 @@ bool Selected(const std::string& choice, const std::string& model) {
 void SetUpGenerate(CLI::App& app, GenerateOptions& options) {
   cli::SetUpCommon(app);
   app.add_option("--model", options.model,
-                 "Which graph to write: mlp_demo, mlp_demo_sgd, mlp_wide, small (the committed "
-                 "ones: mlp_demo and mlp_demo_sgd) or all")
-      ->check(CLI::IsMember({"mlp_demo", "mlp_demo_sgd", "mlp_wide", "small", "all"}))
+                 "Which model to write: mlp_demo, mlp_demo_sgd, mlp_wide (training graphs), "
+                 "gpt_tiny (a forward graph, for rewrite-graph --train), small (the committed "
+                 "ones: all but mlp_wide) or all")
+      ->check(CLI::IsMember({"mlp_demo", "mlp_demo_sgd", "mlp_wide", "gpt_tiny", "small", "all"}))
       ->capture_default_str();
-  app.add_option("--out-dir", options.out_dir, "Folder to write <model>.onnx and its dataset into")
+  app.add_option("--out-dir", options.out_dir,
+                 "Folder to write the model's .onnx and its dataset into")
       ->capture_default_str()
       ->type_name("DIR");
-  app.add_option("--batch", options.batch, "Rows per step (the graphs' batch dimension)")
+  app.add_option("--batch", options.batch,
+                 "Rows per step (the MLPs' static batch dimension; the GPT's is symbolic)")
       ->check(cli::AtLeast(1))
       ->type_name("B");
   app.add_option("--samples", options.samples, "Rows in the dataset")
@@ -84,13 +123,12 @@ Status RunGenerate(const GenerateOptions& options) {
   std::vector<std::string> data_written;
   for (ModelRecipe& recipe : Recipes()) {
     if (!Selected(options.model, recipe.name)) continue;
-    if (options.batch > 0) recipe.config.batch = options.batch;
     if (options.samples > 0) recipe.samples = options.samples;
 
-    const std::string model_path = (std::filesystem::path(options.out_dir) / recipe.name).string();
-    ZG_ASSIGN_OR_RETURN(std::unique_ptr<Graph> graph, BuildMlpTrainingGraph(recipe.config));
-    ZG_RETURN_IF_ERROR(SaveModel(*graph, model_path + ".onnx"));
-    std::cout << "wrote " << model_path << ".onnx\n";
+    const std::string model_path = (std::filesystem::path(options.out_dir) / recipe.file).string();
+    ZG_ASSIGN_OR_RETURN(std::unique_ptr<Graph> graph, recipe.build(options.batch));
+    ZG_RETURN_IF_ERROR(SaveModel(*graph, model_path));
+    std::cout << "wrote " << model_path << "\n";
 
     if (options.no_data) continue;
     bool done = false;
@@ -98,7 +136,7 @@ Status RunGenerate(const GenerateOptions& options) {
     if (done) continue;
     const std::string data_path =
         (std::filesystem::path(options.out_dir) / recipe.data_name).string() + ".safetensors";
-    ZG_RETURN_IF_ERROR(WriteMlpDataset(recipe.config, recipe.samples, data_path));
+    ZG_RETURN_IF_ERROR(recipe.write_data(recipe.samples, data_path));
     data_written.push_back(recipe.data_name);
     std::cout << "wrote " << data_path << "\n";
   }
@@ -109,7 +147,7 @@ Status RunGenerate(const GenerateOptions& options) {
 }  // namespace zerograph
 
 int main(int argc, char** argv) {
-  CLI::App app("Writes zerograph's training graphs (.onnx) and their datasets (.safetensors).",
+  CLI::App app("Writes zerograph's models (.onnx) and their datasets (.safetensors).",
                "generate-models");
   zerograph::GenerateOptions options;
   zerograph::SetUpGenerate(app, options);

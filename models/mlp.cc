@@ -14,21 +14,12 @@
 #include "zerograph/ir/training_spec.h"
 #include "zerograph/ir/verify.h"
 
+#include "uniform_random.h"
+
 namespace zerograph {
 namespace {
 
 constexpr DataType kF32 = DataType::kFloat32;
-
-// Uniform in [0, 1) from the top 24 bits of one draw. std::uniform_real_distribution is
-// implementation-defined, so it would make the committed files depend on the standard library;
-// mt19937's output sequence is fixed by the standard.
-float Uniform01(std::mt19937& rng) { return static_cast<float>(rng() >> 8) * 0x1p-24f; }
-
-std::vector<float> UniformVector(std::mt19937& rng, int64_t count, float low, float high) {
-  std::vector<float> values(static_cast<size_t>(count));
-  for (float& value : values) value = low + (high - low) * Uniform01(rng);
-  return values;
-}
 
 // A trainable tensor and what the optimizer needs about it.
 struct Param {
