@@ -2,6 +2,8 @@
 
 #include <cstddef>
 #include <span>
+#include <string_view>
+#include <unordered_map>
 #include <utility>
 
 #include "zerograph/core/str_cat.h"
@@ -16,8 +18,8 @@ namespace {
 
 // Distinct primes for the symbolic dims of the graph inputs, one list per probe set; the lists
 // share no number, so every symbolic dim differs between the two runs.
-constexpr int64_t kProbes[2][8] = {{7, 11, 13, 17, 19, 23, 29, 31},
-                                   {101, 103, 107, 109, 113, 127, 131, 137}};
+constexpr int64_t kProbes[2][12] = {{7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47},
+                                    {101, 103, 107, 109, 113, 127, 131, 137, 139, 149, 151, 157}};
 
 // The recorded spec of `value`, when its type has every dimension.
 std::optional<TensorSpec> RecordedSpec(const Value& value) {
@@ -55,19 +57,32 @@ const TensorSpec* ValueShapes::probed(const Value& value, int probe) const {
 StatusOr<ValueShapes> ValueShapes::Infer(const Graph& graph) {
   ValueShapes shapes;
   for (auto& specs : shapes.specs_) specs.resize(static_cast<size_t>(graph.value_id_bound()));
+  // The probe index of each symbolic dim: one per name, a new one per unnamed dim.
+  std::unordered_map<std::string_view, size_t> named;
   size_t next_probe = 0;
   for (const Value* input : graph.inputs()) {
     std::optional<TensorType> type = input->type();
     if (!type || type->dtype == DataType::kUndefined || !type->dims) continue;
+    const std::vector<std::string_view> names = input->dim_params();
+    std::vector<size_t> probe_of(type->dims->size());
+    for (size_t i = 0; i < probe_of.size(); ++i) {
+      if ((*type->dims)[i] >= 0) continue;
+      const std::string_view name = i < names.size() ? names[i] : std::string_view();
+      if (name.empty()) {
+        probe_of[i] = next_probe++;
+      } else {
+        auto [it, added] = named.emplace(name, next_probe);
+        next_probe += added ? 1 : 0;
+        probe_of[i] = it->second;
+      }
+    }
     for (int probe = 0; probe < 2; ++probe) {
       TensorSpec spec{type->dtype, *type->dims};
-      size_t k = next_probe;
-      for (int64_t& d : spec.shape) {
-        if (d < 0) d = kProbes[probe][k++ % std::size(kProbes[probe])];
+      for (size_t i = 0; i < spec.shape.size(); ++i) {
+        if (spec.shape[i] < 0) spec.shape[i] = kProbes[probe][probe_of[i] % std::size(kProbes[0])];
       }
       shapes.slot(*input, probe) = std::move(spec);
     }
-    for (int64_t d : *type->dims) next_probe += d < 0 ? 1 : 0;
   }
   for (const Value* initializer : graph.initializers()) shapes.AddInitializer(*initializer);
   for (const Node* node : graph.nodes()) ZG_RETURN_IF_ERROR(shapes.InferNode(*node));
@@ -78,6 +93,11 @@ void ValueShapes::AddInitializer(const Value& initializer) {
   std::optional<TensorSpec> spec = RecordedSpec(initializer);
   slot(initializer, 0) = spec;
   slot(initializer, 1) = std::move(spec);
+}
+
+void ValueShapes::BindInput(const Value& input, TensorSpec probe0, TensorSpec probe1) {
+  slot(input, 0) = std::move(probe0);
+  slot(input, 1) = std::move(probe1);
 }
 
 Status ValueShapes::InferNode(const Node& node) {

@@ -22,7 +22,8 @@ namespace zerograph::autodiff {
 //
 // Shape inference needs every dimension, so a symbolic dimension of a graph input is bound to a
 // probe: the graph is inferred twice, with the unknown dims set to distinct primes (7, 11, 13, ...)
-// and then to other primes (101, 103, ...). A dim that is the same in both runs does not depend on
+// and then to other primes (101, 103, ...); dims of one name (dim_param "batch") share a prime,
+// since the model says they are equal. A dim that is the same in both runs does not depend on
 // the symbolic ones and is reported exactly; one that differs (batch, batch·seq) is reported as
 // TensorType::kUnknownDim. Probes are > 1, so a probed dim is never mistaken for a broadcast 1.
 // Both runs are one walk of the schedule; each node added later is inferred once when it is made.
@@ -37,6 +38,9 @@ class ValueShapes {
 
   // Records an initializer added after Infer.
   void AddInitializer(const Value& initializer);
+  // Binds a graph input added after Infer to a spec per probe set (a label whose dims are the
+  // prediction's: the same probes, so the loss's shapes agree).
+  void BindInput(const Value& input, TensorSpec probe0, TensorSpec probe1);
 
   // Recorded type where it has every dim, else the probes' agreement, else what is recorded.
   // The reference stays valid while this object lives.
