@@ -123,6 +123,7 @@ Status GeluGrad(GradientContext& ctx) {
 // Clip passes dY where it did not clamp: X == Y (a bound counts as inside). The bounds (Clip-11's
 // inputs 1 and 2) get no gradient.
 Status ClipGrad(GradientContext& ctx) {
+  if (!ctx.needs_grad(0)) return Status::Ok();
   Value* x = ctx.input(0);
   Value* inside = ctx.Op("Equal", {x, ctx.output(0)});
   return ctx.SetInputGrad(0, ctx.Op("Where", {inside, ctx.output_grad(0), Zero(ctx, *x)}));
@@ -142,6 +143,7 @@ Status CastGrad(GradientContext& ctx) {
 // draws the same mask (it hashes seed, step, rank and element index; runtime/kernels/
 // dropout_mask.h) and saves keeping one.
 Status DropoutGrad(GradientContext& ctx) {
+  if (!ctx.needs_grad(0)) return Status::Ok();
   const Node& node = ctx.node();
   const bool training_input = node.num_inputs() > 2 && node.input(2) != nullptr;
   if (node.contract()->since_version < 12 || !training_input) {
@@ -162,6 +164,7 @@ Status DropoutGrad(GradientContext& ctx) {
 
 // com.microsoft Scale: Y = X·s (or X/s with scale_down), linear in X; s gets no gradient.
 Status ScaleGrad(GradientContext& ctx) {
+  if (!ctx.needs_grad(0)) return Status::Ok();
   ZG_ASSIGN_OR_RETURN(const int64_t scale_down, ContractInt(ctx.node(), "scale_down"));
   return ctx.SetInputGrad(0, ctx.Op({kMicrosoftDomain, "Scale"}, {ctx.output_grad(0), ctx.input(1)},
                                     {Attr("scale_down", scale_down)}));

@@ -1,10 +1,26 @@
 #include <cstdint>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <memory>
+#include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
 
+#include "passes/autodiff/gradient_check.h"
 #include "passes/autodiff/rule_test_graph.h"
+#include "zerograph/core/num_elements.h"
+#include "zerograph/ir/graph.h"
+#include "zerograph/ir/graph_builder.h"
+#include "zerograph/ir/tensor_type.h"
+#include "zerograph/passes/autodiff.h"
+#include "zerograph/runtime/communicator.h"
+#include "zerograph/runtime/device.h"
+#include "zerograph/runtime/executor.h"
+#include "zerograph/runtime/kernel_registry.h"
 
 namespace zerograph::autodiff {
 namespace {
@@ -159,6 +175,168 @@ TEST_F(ShapeRulesTest, GatherTiedEmbedding) {
 TEST_F(ShapeRulesTest, GatherElements) {
   Check(Op("GatherElements", {Param("x", {2, 3}), Ints("ids", {2, 4}, {0, 2, 2, 1, 1, 1, 0, -1})},
            {Attr("axis", 1)}));
+}
+
+// --- Symbolic dims: the shapes the backward needs come from Shape nodes, which the executor
+// evaluates while planning. Each graph is differentiated twice, once with its inputs' dims
+// declared and once with the batch dims unknown (bound only when the executor plans), and both
+// must give the same gradients; the finite-difference tests above check the static ones.
+
+constexpr int64_t kSym = TensorType::kUnknownDim;
+
+// One graph input: its declared dims (kSym where symbolic), the dims it is fed, its values.
+struct Feed {
+  std::string name;
+  DataType dtype = DataType::kFloat32;
+  std::vector<int64_t> declared;
+  std::vector<int64_t> dims;
+  std::vector<int64_t> ints;  // for an int64 input
+};
+Feed Floats(std::string name, std::vector<int64_t> declared, std::vector<int64_t> dims) {
+  return {std::move(name), DataType::kFloat32, std::move(declared), std::move(dims), {}};
+}
+Feed Int64s(std::string name, std::vector<int64_t> declared, std::vector<int64_t> dims,
+            std::vector<int64_t> values) {
+  return {std::move(name), DataType::kInt64, std::move(declared), std::move(dims),
+          std::move(values)};
+}
+
+using Forward = std::function<std::vector<Value*>(GraphBuilder&, std::span<Value* const>)>;
+
+// The gradients of Σ out ⊙ sin(out) over `forward`'s outputs with respect to the float feeds,
+// with the feeds declared as `symbolic` says.
+std::vector<std::vector<float>> Gradients(const std::vector<Feed>& feeds, const Forward& forward,
+                                          bool symbolic) {
+  Graph graph;
+  GraphBuilder b(graph);
+  std::vector<Value*> inputs, wrt;
+  runtime::ExecutorOptions options;
+  options.bind_state = false;
+  for (const Feed& feed : feeds) {
+    inputs.push_back(b.Input(feed.name, feed.dtype, symbolic ? feed.declared : feed.dims));
+    if (feed.dtype == DataType::kFloat32) wrt.push_back(inputs.back());
+    options.input_specs[feed.name] = TensorSpec{feed.dtype, feed.dims};
+  }
+  const std::vector<Value*> outputs = forward(b, inputs);
+  // Seeds of the outputs' own (symbolic) shapes.
+  std::vector<Value*> seeds;
+  for (Value* output : outputs) seeds.push_back(b.Op("Sin", {output}, "seed"));
+  StatusOr<std::vector<Value*>> grads = AppendBackward(graph, outputs, seeds, wrt);
+  EXPECT_TRUE(grads.ok()) << grads.status().message();
+  if (!grads.ok()) return {};
+  for (Value* grad : *grads) {
+    EXPECT_NE(grad, nullptr);
+    if (grad == nullptr) return {};
+    graph.AddOutput(grad);
+  }
+
+  runtime::KernelRegistry registry;
+  EXPECT_TRUE(runtime::RegisterCpuKernels(registry).ok());
+  std::unique_ptr<runtime::Device> device = runtime::CreateCpuDevice();
+  std::unique_ptr<runtime::Communicator> comm = runtime::CreateLocalCommunicator();
+  auto executor = runtime::Executor::Create(graph, *device, *comm, registry, std::move(options));
+  EXPECT_TRUE(executor.ok()) << executor.status().message();
+  if (!executor.ok()) return {};
+  uint32_t seed = 1;
+  for (const Feed& feed : feeds) {
+    const std::vector<float> floats =
+        RandomValues(static_cast<size_t>(NumElements(feed.dims)), seed++);
+    const Status set = feed.dtype == DataType::kFloat32
+                           ? (*executor)->SetInput(feed.name, std::as_bytes(std::span(floats)))
+                           : (*executor)->SetInput(feed.name, std::as_bytes(std::span(feed.ints)));
+    EXPECT_TRUE(set.ok()) << set.message();
+  }
+  const Status ran = (*executor)->Run(/*step=*/0);
+  EXPECT_TRUE(ran.ok()) << ran.message();
+  std::vector<std::vector<float>> values;
+  for (Value* grad : *grads) {
+    StatusOr<std::vector<std::byte>> bytes = (*executor)->Fetch(grad->name());
+    EXPECT_TRUE(bytes.ok()) << bytes.status().message();
+    if (!bytes.ok()) return {};
+    std::vector<float>& v = values.emplace_back(bytes->size() / sizeof(float));
+    std::memcpy(v.data(), bytes->data(), bytes->size());
+  }
+  return values;
+}
+
+void ExpectSymbolicMatchesStatic(const std::vector<Feed>& feeds, const Forward& forward) {
+  const std::vector<std::vector<float>> expected = Gradients(feeds, forward, false);
+  const std::vector<std::vector<float>> got = Gradients(feeds, forward, true);
+  ASSERT_FALSE(expected.empty());
+  ASSERT_EQ(got.size(), expected.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    ASSERT_EQ(got[i].size(), expected[i].size()) << "gradient " << i;
+    for (size_t e = 0; e < got[i].size(); ++e) {
+      EXPECT_FLOAT_EQ(got[i][e], expected[i][e]) << "gradient " << i << "[" << e << "]";
+    }
+  }
+}
+
+// A 1-D int64 initializer.
+Value* Ints(GraphBuilder& b, std::vector<int64_t> values) {
+  const int64_t dims[] = {static_cast<int64_t>(values.size())};
+  return b.graph().AddInitializer(b.graph().UniqueValueName("ints"), DataType::kInt64, dims,
+                                  std::as_bytes(std::span(values)));
+}
+
+// Reshape and Unsqueeze back to a shape with a symbolic batch.
+TEST(SymbolicDimsTest, Reshape) {
+  ExpectSymbolicMatchesStatic(
+      {Floats("x", {kSym, 3, 4}, {2, 3, 4})}, [](GraphBuilder& b, std::span<Value* const> in) {
+        Value* flat = b.Op("Reshape", {in[0], Ints(b, {0, 12})}, "flat");
+        return std::vector<Value*>{b.Op("Unsqueeze", {flat, Ints(b, {1})}, "y")};
+      });
+}
+
+// Concat along the symbolic axis of two inputs with different symbolic dims: Split's sizes come
+// from both inputs' shapes.
+TEST(SymbolicDimsTest, ConcatAlongSymbolicAxis) {
+  ExpectSymbolicMatchesStatic(
+      {Floats("a", {kSym, 3}, {2, 3}), Floats("b", {kSym, 3}, {4, 3})},
+      [](GraphBuilder& b, std::span<Value* const> in) {
+        return std::vector<Value*>{b.Op("Concat", {in[0], in[1]}, "y", {Attr("axis", 0)})};
+      });
+}
+
+// Split with an unused output: the zeros take its symbolic batch.
+TEST(SymbolicDimsTest, SplitUnusedOutput) {
+  ExpectSymbolicMatchesStatic({Floats("x", {kSym, 6}, {3, 6})},
+                              [](GraphBuilder& b, std::span<Value* const> in) {
+                                const std::string names[] = {"y0", "y1", "y2"};
+                                Value* const inputs[] = {in[0], Ints(b, {1, 2, 3})};
+                                Node* split = b.AddNode("Split", inputs, names, {Attr("axis", 1)});
+                                return std::vector<Value*>{split->output(0), split->output(2)};
+                              });
+}
+
+// Slices along a static axis of a value with a symbolic batch: the zero blocks take the batch.
+TEST(SymbolicDimsTest, Slice) {
+  ExpectSymbolicMatchesStatic(
+      {Floats("x", {kSym, 7}, {2, 7})}, [](GraphBuilder& b, std::span<Value* const> in) {
+        Value* cut = b.Op("Slice", {in[0], Ints(b, {1}), Ints(b, {4}), Ints(b, {1})}, "cut");
+        Value* strided = b.Op(
+            "Slice", {in[0], Ints(b, {6}), Ints(b, {0}), Ints(b, {-1}), Ints(b, {-2})}, "strided");
+        return std::vector<Value*>{cut, strided};
+      });
+}
+
+// Tile of a symbolic batch.
+TEST(SymbolicDimsTest, Tile) {
+  ExpectSymbolicMatchesStatic(
+      {Floats("x", {kSym, 2}, {3, 2})}, [](GraphBuilder& b, std::span<Value* const> in) {
+        return std::vector<Value*>{b.Op("Tile", {in[0], Ints(b, {2, 3})}, "y")};
+      });
+}
+
+// Gather and GatherElements from values with a symbolic batch.
+TEST(SymbolicDimsTest, Gathers) {
+  ExpectSymbolicMatchesStatic(
+      {Floats("x", {kSym, 4}, {3, 4}), Int64s("ids", {kSym, 2}, {3, 2}, {0, 3, 3, 3, 1, 0})},
+      [](GraphBuilder& b, std::span<Value* const> in) {
+        Value* columns = b.Op("Gather", {in[0], Ints(b, {2, 0, 2})}, "columns", {Attr("axis", 1)});
+        Value* picked = b.Op("GatherElements", {in[0], in[1]}, "picked", {Attr("axis", 1)});
+        return std::vector<Value*>{columns, picked};
+      });
 }
 
 }  // namespace
