@@ -4,8 +4,12 @@
 // pass over memory instead of two or three. Integer operands never need a gradient (the sweep's
 // needs_grad says so), so no rule checks dtypes.
 
+#include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <numbers>
+#include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -16,6 +20,7 @@
 #include "zerograph/ir/node.h"
 #include "zerograph/ir/op_contract.h"
 #include "zerograph/ir/op_role.h"
+#include "zerograph/ir/tensor.h"
 #include "zerograph/ir/value.h"
 
 namespace zerograph::autodiff {
@@ -200,24 +205,53 @@ Status DivGrad(GradientContext& ctx) {
   return need_b ? ctx.SetInputGrad(1, grad->output(1)) : Status::Ok();
 }
 
-// Z = X^Y: dX = dZ·Y·X^(Y-1), dY = dZ·Z·ln X. Pow-12's exponent may be an integer (then it needs no
-// gradient and is cast to X's dtype for the product).
+// The value of a one-element float32 or int64 initializer, else nullopt.
+std::optional<double> ScalarConstant(const Value& value) {
+  const Tensor* tensor = value.initializer();
+  if (tensor == nullptr || tensor->numel() != 1) return std::nullopt;
+  StatusOr<std::span<const std::byte>> bytes = tensor->Bytes();
+  if (!bytes.ok()) return std::nullopt;
+  if (tensor->dtype() == DataType::kFloat32) {
+    float v;
+    std::memcpy(&v, bytes->data(), sizeof v);
+    return v;
+  }
+  if (tensor->dtype() == DataType::kInt64) {
+    int64_t v;
+    std::memcpy(&v, bytes->data(), sizeof v);
+    return static_cast<double>(v);
+  }
+  return std::nullopt;
+}
+
+// dZ·Y·X^(Y-1) for Z = X^Y. A constant exponent c (x² in a decomposed LayerNorm) folds into
+// dZ·(c·X^(c-1)), X^(c-1) being X itself for c = 2; Pow-12's integer exponent is cast to X's dtype.
+Value* PowBaseGrad(GradientContext& ctx, Value* dz, Value* x, Value* y) {
+  const DataType x_dtype = DtypeOf(ctx, *x);
+  const DataType y_dtype = DtypeOf(ctx, *y);
+  if (const std::optional<double> c = ScalarConstant(*y)) {
+    Value* power =
+        *c == 2.0 ? x : ctx.Op("Pow", {x, ctx.Scalar(static_cast<float>(*c - 1), x_dtype)});
+    return ctx.Op("Mul", {dz, ctx.Op("Mul", {power, ctx.Scalar(static_cast<float>(*c), x_dtype)})});
+  }
+  Value* power = ctx.Op("Pow", {x, ctx.Op("Sub", {y, ctx.Scalar(1.0f, y_dtype)})});
+  Value* factor =
+      y_dtype == x_dtype ? y : ctx.Op("Cast", {y}, {Attr("to", static_cast<int64_t>(x_dtype))});
+  return ctx.Op("Mul", {dz, ctx.Op("Mul", {power, factor})});
+}
+
+// Z = X^Y: dX = dZ·Y·X^(Y-1), dY = dZ·Z·ln X (an integer exponent needs none).
 Status PowGrad(GradientContext& ctx) {
   Value* x = ctx.input(0);
   Value* y = ctx.input(1);
   Value* dz = ctx.output_grad(0);
-  const DataType x_dtype = DtypeOf(ctx, *x);
-  const DataType y_dtype = DtypeOf(ctx, *y);
-  if (ctx.needs_grad(0)) {
-    Value* power = ctx.Op("Pow", {x, ctx.Op("Sub", {y, ctx.Scalar(1.0f, y_dtype)})});
-    Value* factor =
-        y_dtype == x_dtype ? y : ctx.Op("Cast", {y}, {Attr("to", static_cast<int64_t>(x_dtype))});
-    ZG_RETURN_IF_ERROR(SetReducedGrad(ctx, 0, ctx.Op("Mul", {dz, ctx.Op("Mul", {power, factor})})));
-  }
+  if (ctx.needs_grad(0)) ZG_RETURN_IF_ERROR(SetReducedGrad(ctx, 0, PowBaseGrad(ctx, dz, x, y)));
   if (!ctx.needs_grad(1)) return Status::Ok();
   Value* grad = ctx.Op("Mul", {dz, ctx.Op("Mul", {ctx.output(0), ctx.Op("Log", {x})})});
-  if (y_dtype != x_dtype)
+  const DataType y_dtype = DtypeOf(ctx, *y);
+  if (y_dtype != DtypeOf(ctx, *x)) {
     grad = ctx.Op("Cast", {grad}, {Attr("to", static_cast<int64_t>(y_dtype))});
+  }
   return SetReducedGrad(ctx, 1, grad);
 }
 

@@ -3,10 +3,12 @@
 // of them), which the executor computes while planning: no backward node keeps a forward
 // activation alive just for its shape. Integer inputs (shapes, axes, indices) get no gradient.
 //
-// Backward nodes use the input forms of opset 13 (Split's split, ReduceSum's axes), Shape-15's
-// start/end for a symbolic dim, and ScatterElements-16's reduction (GatherElements).
+// Backward nodes use the input forms of opset 13 (Split's split, ReduceSum's axes) and
+// ScatterElements-16's reduction (GatherElements); a graph of an older opset is refused by name.
 
+#include <algorithm>
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <span>
 #include <string_view>
@@ -30,18 +32,25 @@ std::vector<int64_t> DimsOf(const GradientContext& ctx, const Value& value) {
   return ctx.type(value).dims.value_or(std::vector<int64_t>{});
 }
 
-// Builds a 1-D int64 value from static dims and runs of another value's run-time dims.
+// Builds a 1-D int64 value from static dims, dims of values' shapes read when the graph runs,
+// and dims computed from those.
 class DimsBuilder {
  public:
   explicit DimsBuilder(GradientContext& ctx) : ctx_(ctx) {}
 
-  void Static(int64_t dim) { pending_.push_back(dim); }
-  // Dims [start, end) of `of`'s shape.
-  void RunTime(Value& of, int64_t start, int64_t end) {
+  void Static(int64_t dim) {
+    StartRun(nullptr);
+    statics_.push_back(dim);
+  }
+  // Dim `d` of `of`'s shape.
+  void RunTime(Value& of, int64_t d) {
+    StartRun(&of);
+    indices_.push_back(d);
+  }
+  // A 1-D int64 value of dims.
+  void Computed(Value* dims) {
     Flush();
-    const bool whole = start == 0 && end == ctx_.rank(of);
-    pieces_.push_back(whole ? ctx_.Op("Shape", {&of})
-                            : ctx_.Op("Shape", {&of}, {Attr("start", start), Attr("end", end)}));
+    pieces_.push_back(dims);
   }
   Value* Build() {
     Flush();
@@ -50,13 +59,29 @@ class DimsBuilder {
   }
 
  private:
+  // Runs of static dims (of null) and of one value's dims each become one piece.
+  void StartRun(Value* of) {
+    if (of != of_) Flush();
+    of_ = of;
+  }
   void Flush() {
-    if (!pending_.empty()) pieces_.push_back(ctx_.Int64s(pending_));
-    pending_.clear();
+    if (!statics_.empty()) pieces_.push_back(ctx_.Int64s(statics_));
+    if (!indices_.empty()) {
+      Value* shape = ctx_.Op("Shape", {of_});
+      bool whole = static_cast<int64_t>(indices_.size()) == ctx_.rank(*of_);
+      for (size_t i = 0; whole && i < indices_.size(); ++i) {
+        whole = indices_[i] == static_cast<int64_t>(i);
+      }
+      pieces_.push_back(whole ? shape : ctx_.Op("Gather", {shape, ctx_.Int64s(indices_)}));
+    }
+    statics_.clear();
+    indices_.clear();
   }
 
   GradientContext& ctx_;
-  std::vector<int64_t> pending_;
+  Value* of_ = nullptr;
+  std::vector<int64_t> statics_;
+  std::vector<int64_t> indices_;
   std::vector<Value*> pieces_;
 };
 
@@ -64,24 +89,35 @@ class DimsBuilder {
 // shape has them at the same positions.
 Value* ShapeValue(GradientContext& ctx, std::span<const int64_t> dims, Value& of) {
   DimsBuilder builder(ctx);
-  const auto rank = static_cast<int64_t>(dims.size());
-  for (int64_t d = 0; d < rank;) {
-    if (dims[d] != kUnknown) {
-      builder.Static(dims[d++]);
-      continue;
+  for (size_t d = 0; d < dims.size(); ++d) {
+    if (dims[d] == kUnknown) {
+      builder.RunTime(of, static_cast<int64_t>(d));
+    } else {
+      builder.Static(dims[d]);
     }
-    const int64_t start = d;
-    while (d < rank && dims[d] == kUnknown) ++d;
-    builder.RunTime(of, start, d);
   }
   return builder.Build();
 }
 
 Value* ShapeValue(GradientContext& ctx, Value& of) { return ShapeValue(ctx, DimsOf(ctx, of), of); }
 
+Value* Zeros(GradientContext& ctx, Value* shape, const Value& like) {
+  return ctx.Op("Expand", {ctx.Scalar(0.0f, ctx.type(like).dtype), shape});
+}
+
 // Zeros of `dims` (unknown entries as in `of`'s shape), in `like`'s dtype.
 Value* Zeros(GradientContext& ctx, std::span<const int64_t> dims, Value& of, const Value& like) {
-  return ctx.Op("Expand", {ctx.Scalar(0.0f, ctx.type(like).dtype), ShapeValue(ctx, dims, of)});
+  return Zeros(ctx, ShapeValue(ctx, dims, of), like);
+}
+
+// Backward nodes take the forms of newer opsets (Split's split input, ReduceSum's axes input,
+// ScatterElements' reduction): an older graph is refused rather than given wrong nodes.
+Status CheckOpsetForm(const Node& made, int since_version) {
+  const OpContract* contract = made.contract();
+  ZG_RETURN_IF_NOT(contract != nullptr && contract->since_version >= since_version, "the gradient ",
+                   "needs ", made.op_type(), "-", since_version, " or newer; the graph's opset ",
+                   "selects ", contract != nullptr ? contract->ToString() : "none");
+  return Status::Ok();
 }
 
 // The integers of a host-read input, which must be an initializer.
@@ -129,13 +165,14 @@ Status ConcatGrad(GradientContext& ctx) {
   for (Value* input : node.inputs()) {
     const int64_t dim = DimsOf(ctx, *input)[static_cast<size_t>(axis)];
     if (dim == kUnknown) {
-      sizes.RunTime(*input, axis, axis + 1);
+      sizes.RunTime(*input, axis);
     } else {
       sizes.Static(dim);
     }
   }
   Value* inputs[] = {ctx.output_grad(0), sizes.Build()};
   Node* split = ctx.AddNode("Split", inputs, node.num_inputs(), {Attr("axis", axis)});
+  ZG_RETURN_IF_ERROR(CheckOpsetForm(*split, 13));
   for (size_t i = 0; i < node.num_inputs(); ++i) {
     if (ctx.needs_grad(i)) ZG_RETURN_IF_ERROR(ctx.SetInputGrad(i, split->output(i)));
   }
@@ -156,11 +193,18 @@ Status SplitGrad(GradientContext& ctx) {
   return ctx.SetInputGrad(0, ctx.AddNode("Concat", parts, 1, {Attr("axis", axis)})->output(0));
 }
 
-// Slice's ranges: from attributes before opset 10, from constant inputs since.
-StatusOr<SliceRanges> SliceRangesOf(const GradientContext& ctx, std::span<const int64_t> dims) {
-  const Node& node = ctx.node();
-  std::vector<int64_t> starts, ends;
-  std::optional<std::vector<int64_t>> axes, steps;
+// One axis of a Slice as its inputs give it (indices from the back negative), and what it reads
+// when the dim is static.
+struct AxisSlice {
+  int64_t axis = 0;
+  int64_t start = 0;
+  int64_t end = 0;
+  int64_t step = 1;
+};
+
+// Slice's axes: from attributes before opset 10, from constant inputs since.
+StatusOr<std::vector<AxisSlice>> AxisSlicesOf(const Node& node, int64_t rank) {
+  std::vector<int64_t> starts, ends, axes, steps;
   if (node.num_inputs() == 1) {
     ZG_ASSIGN_OR_RETURN(starts, ContractInts(node, "starts"));
     ZG_ASSIGN_OR_RETURN(ends, ContractInts(node, "ends"));
@@ -177,61 +221,101 @@ StatusOr<SliceRanges> SliceRangesOf(const GradientContext& ctx, std::span<const 
       ZG_ASSIGN_OR_RETURN(steps, ConstantInts(*node.input(4), "steps"));
     }
   }
-  // A symbolic dim matters only where the slice cuts it.
-  const auto rank = static_cast<int64_t>(dims.size());
-  std::vector<int64_t> probe(dims.begin(), dims.end());
-  for (int64_t& d : probe) d = d == kUnknown ? 1 : d;
-  const std::vector<int64_t> listed = axes.value_or(std::vector<int64_t>{});
-  for (size_t i = 0; i < starts.size(); ++i) {
-    ZG_ASSIGN_OR_RETURN(const int64_t axis,
-                        NormalizeAxis(axes ? listed[i] : static_cast<int64_t>(i), rank));
-    ZG_RETURN_IF_NOT(dims[static_cast<size_t>(axis)] != kUnknown, "Slice along symbolic dim ", axis,
-                     " has no gradient rule yet");
+  ZG_RETURN_IF_NOT(ends.size() == starts.size() && (axes.empty() || axes.size() == starts.size()) &&
+                       (steps.empty() || steps.size() == starts.size()),
+                   "starts, ends, axes and steps differ in length");
+  std::vector<AxisSlice> slices(starts.size());
+  for (size_t i = 0; i < slices.size(); ++i) {
+    ZG_ASSIGN_OR_RETURN(slices[i].axis,
+                        NormalizeAxis(axes.empty() ? static_cast<int64_t>(i) : axes[i], rank));
+    slices[i].start = starts[i];
+    slices[i].end = ends[i];
+    slices[i].step = steps.empty() ? 1 : steps[i];
   }
-  auto span = [](const std::optional<std::vector<int64_t>>& v) {
-    return v ? std::optional<std::span<const int64_t>>(*v) : std::nullopt;
-  };
-  return ResolveSlice(probe, starts, ends, span(axes), span(steps));
+  return slices;
 }
+
+// An end past any dim a graph runs with: "to the end" (INT64_MAX, INT32_MAX in exporters).
+constexpr int64_t kToTheEnd = int64_t{1} << 31;
 
 // dX = dY put back where Slice read it, zeros elsewhere, one axis at a time. Along a step-1 axis,
 // a Concat of zeros before, dY, zeros after; along a strided one, a Gather from dY with one
-// slab of zeros appended, which each position Slice skipped reads.
+// slab of zeros appended, which each position Slice skipped reads. Along a symbolic dim (step 1
+// only), the zero blocks' lengths are computed from X's shape when the graph runs, assuming the
+// bounds fall inside the dim.
 Status SliceGrad(GradientContext& ctx) {
   Value& x = *ctx.input(0);
   const std::vector<int64_t> x_dims = DimsOf(ctx, x);
-  ZG_ASSIGN_OR_RETURN(SliceRanges ranges, SliceRangesOf(ctx, x_dims));
+  ZG_ASSIGN_OR_RETURN(std::vector<AxisSlice> slices,
+                      AxisSlicesOf(ctx.node(), static_cast<int64_t>(x_dims.size())));
   Value* grad = ctx.output_grad(0);
-  // grad's dims: the output's, each axis put back turned into X's.
-  std::vector<int64_t> dims = x_dims;
-  for (size_t a = 0; a < dims.size(); ++a) {
-    if (x_dims[a] != kUnknown) dims[a] = ranges.out[a];
-  }
-  for (size_t a = 0; a < dims.size(); ++a) {
+  // grad's dims: the output's (unknown along a symbolic dim), each axis put back turned into X's.
+  std::vector<int64_t> dims = DimsOf(ctx, *ctx.output(0));
+  for (const AxisSlice& slice : slices) {
+    const auto a = static_cast<size_t>(slice.axis);
     const int64_t full = x_dims[a];
+    // The zeros before and after dY along the axis: a count, or a computed count.
+    auto zeros = [&](int64_t count, Value* computed) {
+      DimsBuilder shape(ctx);
+      for (size_t d = 0; d < dims.size(); ++d) {
+        if (d == a && computed != nullptr) {
+          shape.Computed(computed);
+        } else if (d == a) {
+          shape.Static(count);
+        } else if (dims[d] == kUnknown) {
+          shape.RunTime(*grad, static_cast<int64_t>(d));
+        } else {
+          shape.Static(dims[d]);
+        }
+      }
+      return Zeros(ctx, shape.Build(), x);
+    };
+    auto pad = [&](std::initializer_list<Value*> blocks) {
+      std::vector<Value*> parts;
+      for (Value* block : blocks) {
+        if (block != nullptr) parts.push_back(block);
+      }
+      grad = ctx.AddNode("Concat", parts, 1, {Attr("axis", slice.axis)})->output(0);
+      dims[a] = full;
+    };
+    if (full == kUnknown) {
+      ZG_RETURN_IF_NOT(slice.step == 1, "Slice with step ", slice.step, " along symbolic dim ",
+                       slice.axis, " has no gradient rule");
+      // X's dim plus `offset`, when the graph runs.
+      auto dim_plus = [&](int64_t offset) {
+        DimsBuilder dim(ctx);
+        dim.RunTime(x, slice.axis);
+        return ctx.Op("Add", {dim.Build(), ctx.Int64s({offset})});
+      };
+      Value* before = slice.start > 0   ? zeros(slice.start, nullptr)
+                      : slice.start < 0 ? zeros(0, dim_plus(slice.start))
+                                        : nullptr;
+      Value* after = slice.end >= kToTheEnd ? nullptr
+                     : slice.end < 0        ? zeros(-slice.end, nullptr)
+                                            : zeros(0, dim_plus(-slice.end));
+      pad({before, grad, after});
+      continue;
+    }
+    const int64_t one[] = {slice.axis};
+    const int64_t bounds[] = {slice.start, slice.end, slice.step};
+    ZG_ASSIGN_OR_RETURN(const SliceRanges ranges,
+                        ResolveSlice(x_dims, std::span(bounds, 1), std::span(bounds + 1, 1),
+                                     std::span<const int64_t>(one), std::span(bounds + 2, 1)));
     const int64_t start = ranges.start[a];
     const int64_t step = ranges.step[a];
     const int64_t taken = ranges.out[a];
-    if (full == kUnknown || (start == 0 && step == 1 && taken == full)) continue;
-    const auto axis = static_cast<int64_t>(a);
-    auto zeros = [&](int64_t n) {
-      std::vector<int64_t> block = dims;
-      block[a] = n;
-      return Zeros(ctx, block, *grad, x);
-    };
+    if (start == 0 && step == 1 && taken == full) continue;
     if (step == 1) {
-      std::vector<Value*> parts;
-      if (start > 0) parts.push_back(zeros(start));
-      parts.push_back(grad);
-      if (full - start - taken > 0) parts.push_back(zeros(full - start - taken));
-      grad = ctx.AddNode("Concat", parts, 1, {Attr("axis", axis)})->output(0);
-    } else {
-      // Position p of X reads grad's element j where p = start + j·step, else the zeros at `taken`.
-      std::vector<int64_t> source(static_cast<size_t>(full), taken);
-      for (int64_t j = 0; j < taken; ++j) source[static_cast<size_t>(start + j * step)] = j;
-      Value* padded = ctx.Op("Concat", {grad, zeros(1)}, {Attr("axis", axis)});
-      grad = ctx.Op("Gather", {padded, ctx.Int64s(source)}, {Attr("axis", axis)});
+      const int64_t after = full - start - taken;
+      pad({start > 0 ? zeros(start, nullptr) : nullptr, grad,
+           after > 0 ? zeros(after, nullptr) : nullptr});
+      continue;
     }
+    // Position p of X reads grad's element j where p = start + j·step, else the zeros at `taken`.
+    std::vector<int64_t> source(static_cast<size_t>(full), taken);
+    for (int64_t j = 0; j < taken; ++j) source[static_cast<size_t>(start + j * step)] = j;
+    Value* padded = ctx.Op("Concat", {grad, zeros(1, nullptr)}, {Attr("axis", slice.axis)});
+    grad = ctx.Op("Gather", {padded, ctx.Int64s(source)}, {Attr("axis", slice.axis)});
     dims[a] = full;
   }
   return ctx.SetInputGrad(0, grad);
@@ -243,6 +327,11 @@ Status TileGrad(GradientContext& ctx) {
   Value& x = *ctx.input(0);
   ZG_ASSIGN_OR_RETURN(const std::vector<int64_t> repeats, ConstantInts(*ctx.input(1), "repeats"));
   const std::vector<int64_t> dims = DimsOf(ctx, x);
+  ZG_RETURN_IF_NOT(repeats.size() == dims.size(), "repeats has ", repeats.size(),
+                   " values for a rank-", dims.size(), " input");
+  if (std::all_of(repeats.begin(), repeats.end(), [](int64_t r) { return r == 1; })) {
+    return ctx.SetInputGrad(0, ctx.output_grad(0));
+  }
   DimsBuilder split(ctx);
   std::vector<int64_t> sum_axes;
   for (size_t d = 0; d < dims.size(); ++d) {
@@ -251,15 +340,15 @@ Status TileGrad(GradientContext& ctx) {
       split.Static(repeats[d]);
     }
     if (dims[d] == kUnknown) {
-      split.RunTime(x, static_cast<int64_t>(d), static_cast<int64_t>(d) + 1);
+      split.RunTime(x, static_cast<int64_t>(d));
     } else {
       split.Static(dims[d]);
     }
   }
-  if (sum_axes.empty()) return ctx.SetInputGrad(0, ctx.output_grad(0));
-  Value* copies = ctx.Op("Reshape", {ctx.output_grad(0), split.Build()});
-  return ctx.SetInputGrad(
-      0, ctx.Op("ReduceSum", {copies, ctx.Int64s(sum_axes)}, {Attr("keepdims", 0)}));
+  Value* inputs[] = {ctx.Op("Reshape", {ctx.output_grad(0), split.Build()}), ctx.Int64s(sum_axes)};
+  Node* sum = ctx.AddNode("ReduceSum", inputs, 1, {Attr("keepdims", 0)});
+  ZG_RETURN_IF_ERROR(CheckOpsetForm(*sum, 13));
+  return ctx.SetInputGrad(0, sum->output(0));
 }
 
 // dX = GatherGrad(shape of X, indices, dY): dY's rows summed into the rows they came from.
@@ -275,9 +364,11 @@ Status GatherGrad(GradientContext& ctx) {
 Status GatherElementsGrad(GradientContext& ctx) {
   Value& x = *ctx.input(0);
   ZG_ASSIGN_OR_RETURN(const int64_t axis, ContractInt(ctx.node(), "axis"));
-  Value* zeros = Zeros(ctx, DimsOf(ctx, x), x, x);
-  return ctx.SetInputGrad(0, ctx.Op("ScatterElements", {zeros, ctx.input(1), ctx.output_grad(0)},
-                                    {Attr("axis", axis), Attr("reduction", "add")}));
+  Value* inputs[] = {Zeros(ctx, DimsOf(ctx, x), x, x), ctx.input(1), ctx.output_grad(0)};
+  Node* scatter =
+      ctx.AddNode("ScatterElements", inputs, 1, {Attr("axis", axis), Attr("reduction", "add")});
+  ZG_RETURN_IF_ERROR(CheckOpsetForm(*scatter, 16));
+  return ctx.SetInputGrad(0, scatter->output(0));
 }
 
 constexpr GradientRuleEntry kRules[] = {

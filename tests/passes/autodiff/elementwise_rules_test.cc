@@ -200,6 +200,19 @@ TEST_F(ElementwiseRulesTest, PowBothOperands) {
 TEST_F(ElementwiseRulesTest, PowIntegerExponent) {
   Check(Op("Pow", {Param("x", {2, 3}), Ints("y", {}, {3})}));
 }
+// Constant exponents fold into the gradient: 2 (a decomposed LayerNorm's square) and 0.5.
+TEST_F(ElementwiseRulesTest, PowConstantSquare) {
+  Value* two = b().Initializer("two", {}, std::vector<float>{2.0f});
+  Check(Op("Pow", {Param("x", {2, 3}), two}), Options({"two"}));
+}
+TEST_F(ElementwiseRulesTest, PowConstantSquareRoot) {
+  Value* half = b().Initializer("half", {}, std::vector<float>{0.5f});
+  Check(Op("Pow", {Param("x", {2, 3}, 0.5, 2), half}), Options({"half"}));
+}
+// A non-scalar exponent that is not trained: the general form.
+TEST_F(ElementwiseRulesTest, PowConstantTensorExponent) {
+  Check(Op("Pow", {Param("x", {2, 3}, 0.5, 2), Param("y", {3})}), Options({"y"}));
+}
 
 // Sum of three operands of different shapes.
 TEST_F(ElementwiseRulesTest, SumBroadcast) {

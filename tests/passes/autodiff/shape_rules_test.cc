@@ -1,6 +1,7 @@
 #include <cstdint>
 #include <cstring>
 #include <functional>
+#include <limits>
 #include <map>
 #include <memory>
 #include <span>
@@ -8,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "passes/autodiff/gradient_check.h"
@@ -177,6 +179,30 @@ TEST_F(ShapeRulesTest, GatherElements) {
            {Attr("axis", 1)}));
 }
 
+// --- Opsets whose forms the backward does not use.
+
+// GatherElements' gradient adds with ScatterElements-16: a graph of opset 13 is refused by name.
+TEST_F(ShapeRulesTest, GatherElementsRefusedBeforeOpset16) {
+  NewGraph(13);
+  Value* x = Param("x", {2, 3});
+  Value* y = Op("GatherElements", {x, Ints("ids", {2, 1}, {0, 2})}, {Attr("axis", 1)});
+  StatusOr<std::vector<Value*>> grads = AppendBackward(
+      b().graph(), std::vector<Value*>{y}, std::vector<Value*>{y}, std::vector<Value*>{x});
+  ASSERT_FALSE(grads.ok());
+  EXPECT_THAT(grads.status().message(), testing::HasSubstr("ScatterElements-16"));
+}
+
+// Concat's gradient splits with Split-13's split input: a graph of opset 11 is refused by name.
+TEST_F(ShapeRulesTest, ConcatRefusedBeforeOpset13) {
+  NewGraph(11);
+  Value* x = Param("x", {2, 3});
+  Value* y = Op("Concat", {x, x}, {Attr("axis", 0)});
+  StatusOr<std::vector<Value*>> grads = AppendBackward(
+      b().graph(), std::vector<Value*>{y}, std::vector<Value*>{y}, std::vector<Value*>{x});
+  ASSERT_FALSE(grads.ok());
+  EXPECT_THAT(grads.status().message(), testing::HasSubstr("Split-13"));
+}
+
 // --- Symbolic dims: the shapes the backward needs come from Shape nodes, which the executor
 // evaluates while planning. Each graph is differentiated twice, once with its inputs' dims
 // declared and once with the batch dims unknown (bound only when the executor plans), and both
@@ -317,6 +343,19 @@ TEST(SymbolicDimsTest, Slice) {
         Value* strided = b.Op(
             "Slice", {in[0], Ints(b, {6}), Ints(b, {0}), Ints(b, {-1}), Ints(b, {-2})}, "strided");
         return std::vector<Value*>{cut, strided};
+      });
+}
+
+// Slices along a symbolic dim, as a language model shifts its logits and labels: [:-1], [1:],
+// [-3:] and [1:4]; the zero blocks' lengths come from the dim when the graph runs.
+TEST(SymbolicDimsTest, SliceAlongSymbolicDim) {
+  ExpectSymbolicMatchesStatic(
+      {Floats("x", {kSym, kSym}, {2, 6})}, [](GraphBuilder& b, std::span<Value* const> in) {
+        constexpr int64_t kEnd = std::numeric_limits<int64_t>::max();
+        auto slice = [&](int64_t start, int64_t end) {
+          return b.Op("Slice", {in[0], Ints(b, {start}), Ints(b, {end}), Ints(b, {1})}, "y");
+        };
+        return std::vector<Value*>{slice(0, -1), slice(1, kEnd), slice(-3, kEnd), slice(1, 4)};
       });
 }
 
