@@ -3,6 +3,7 @@
 // reduction, broadcast back to X. The losses' backward is ONNX Runtime's fused
 // SoftmaxCrossEntropyLossGrad, whose reductions, ignore_index and weights are ONNX's.
 
+#include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -16,6 +17,7 @@
 #include "zerograph/core/status.h"
 #include "zerograph/ir/node.h"
 #include "zerograph/ir/op_contract.h"
+#include "zerograph/ir/tensor_type.h"
 
 namespace zerograph::autodiff {
 namespace {
@@ -108,20 +110,33 @@ Status ReduceSumGrad(GradientContext& ctx) {
       ctx, [](GradientContext& ctx, const Reduction&, Value* dy) { return ExpandToX(ctx, dy); });
 }
 
-// dX = dY · |Y| / |X|, the element counts (dynamic when a dimension is symbolic).
+// The elements each element of Y averages: the product of X's dims where `kept` (of Y's shape
+// with the reduced axes kept as 1s) differs, or nullopt when one of those is symbolic.
+std::optional<int64_t> ReducedCount(const GradientContext& ctx, const Value& kept) {
+  const std::optional<std::vector<int64_t>>& x = ctx.type(*ctx.input(0)).dims;
+  const std::optional<std::vector<int64_t>>& k = ctx.type(kept).dims;
+  if (!x || !k || x->size() != k->size()) return std::nullopt;
+  int64_t count = 1;
+  for (size_t d = 0; d < x->size(); ++d) {
+    if ((*k)[d] == (*x)[d]) continue;
+    if ((*x)[d] == TensorType::kUnknownDim) return std::nullopt;
+    count *= (*x)[d];
+  }
+  return count;
+}
+
+// dX = dY / n, n the elements reduced into each (Size(X) / Size(Y) when a reduced dim is
+// symbolic).
 Status ReduceMeanGrad(GradientContext& ctx) {
   return ReductionGrad(ctx, [](GradientContext& ctx, const Reduction&, Value* dy) {
-    const std::optional<int64_t> x_count = ctx.type(*ctx.input(0)).numel();
-    const std::optional<int64_t> y_count = ctx.type(*ctx.output(0)).numel();
-    if (x_count && y_count) {
-      const double ratio = static_cast<double>(*y_count) / static_cast<double>(*x_count);
-      return ExpandToX(ctx, ctx.Op("Mul", {dy, ScalarLikeX(ctx, static_cast<float>(ratio))}));
+    if (const std::optional<int64_t> n = ReducedCount(ctx, *dy)) {
+      return ExpandToX(ctx, ctx.Op("Mul", {dy, ScalarLikeX(ctx, 1.0f / static_cast<float>(*n))}));
     }
     const int64_t dtype = static_cast<int64_t>(ctx.type(*ctx.input(0)).dtype);
-    Value* count = ctx.Op(
+    Value* n = ctx.Op(
         "Cast", {ctx.Op("Div", {ctx.Op("Size", {ctx.input(0)}), ctx.Op("Size", {ctx.output(0)})})},
         {Attr("to", dtype)});
-    return ExpandToX(ctx, ctx.Op("Div", {dy, count}));
+    return ExpandToX(ctx, ctx.Op("Div", {dy, n}));
   });
 }
 
