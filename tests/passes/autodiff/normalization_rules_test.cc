@@ -9,8 +9,11 @@
 
 #include "passes/autodiff/gradient_check.h"
 #include "zerograph/core/num_elements.h"
+#include "zerograph/core/status.h"
 #include "zerograph/ir/graph.h"
 #include "zerograph/ir/graph_builder.h"
+#include "zerograph/ir/node.h"
+#include "zerograph/passes/autodiff.h"
 
 namespace zerograph::autodiff {
 namespace {
@@ -34,6 +37,17 @@ class NormalizationRulesTest : public ::testing::Test {
   void Check(Value* output) {
     b_->Output(output);
     ExpectGradientsMatchFiniteDifferences(std::move(graph_));
+  }
+  // Appends the backward of Σ output with respect to `wrt`.
+  void Differentiate(Value* output, std::vector<Value*> wrt) {
+    Value* loss = b_->Op("ReduceSum", {output}, "loss", {Attr("keepdims", 0)});
+    StatusOr<std::vector<Value*>> grads = AppendBackward(*graph_, loss, wrt);
+    ASSERT_TRUE(grads.ok()) << grads.status().message();
+  }
+  int Count(std::string_view op_type) const {
+    int count = 0;
+    for (const Node* node : graph_->nodes()) count += node->op_type() == op_type ? 1 : 0;
+    return count;
   }
 
   std::unique_ptr<Graph> graph_;
@@ -89,6 +103,38 @@ TEST_F(NormalizationRulesTest, LayerNormalizationUsesSavedStatistics) {
   Node* node =
       b_->AddNode("LayerNormalization", inputs, outputs, {Attr("axis", 1), Attr("epsilon", 1e-3)});
   Check(node->output(0));
+}
+
+// With Mean and InvStdDev among the forward's outputs, the backward reads them: no second
+// LayerNormalization.
+TEST_F(NormalizationRulesTest, LayerNormalizationSavedStatisticsAreNotRecomputed) {
+  Value* x = Param("x", {2, 4});
+  Value* const inputs[] = {x, Param("scale", {4})};
+  const std::string outputs[] = {"y", "mean", "inv_std_dev"};
+  Differentiate(b_->AddNode("LayerNormalization", inputs, outputs)->output(0), {x});
+  EXPECT_EQ(Count("LayerNormalization"), 1);
+  EXPECT_EQ(Count("LayerNormalizationGrad"), 1);
+}
+
+// Without them, one backward LayerNormalization recomputes both.
+TEST_F(NormalizationRulesTest, LayerNormalizationMissingStatisticsRecomputedOnce) {
+  Value* x = Param("x", {2, 4});
+  Differentiate(b_->Op("LayerNormalization", {x, Param("scale", {4})}, "y"), {x});
+  EXPECT_EQ(Count("LayerNormalization"), 2);
+  EXPECT_EQ(Count("LayerNormalizationGrad"), 1);
+}
+
+// Softmax-11 along its last axis needs no 2-D view; along axis 1 of three it does.
+TEST_F(NormalizationRulesTest, SoftmaxOpset11FlattensOnlyBeforeTheLastAxis) {
+  UseOpset(11);
+  Value* x = Param("x", {2, 3, 4});
+  Differentiate(b_->Op("Softmax", {x}, "y", {Attr("axis", 2)}), {x});
+  EXPECT_EQ(Count("Flatten"), 0);
+  UseOpset(11);
+  x = Param("x", {2, 3, 4});
+  Differentiate(b_->Op("Softmax", {x}, "y", {Attr("axis", 1)}), {x});
+  EXPECT_EQ(Count("Flatten"), 2);
+  EXPECT_EQ(Count("SoftmaxGrad_13"), 1);
 }
 
 // LayerNormalization without a bias.

@@ -14,8 +14,11 @@
 
 #include "passes/autodiff/gradient_check.h"
 #include "zerograph/core/num_elements.h"
+#include "zerograph/core/status.h"
 #include "zerograph/ir/graph.h"
 #include "zerograph/ir/graph_builder.h"
+#include "zerograph/ir/node.h"
+#include "zerograph/passes/autodiff.h"
 
 namespace zerograph::autodiff {
 namespace {
@@ -65,6 +68,17 @@ class ReductionLossRulesTest : public ::testing::Test {
   Value* Reduce(std::string_view op, Value* x, Value* axes,
                 std::initializer_list<Attr> attrs = {}) {
     return b_->Op(op, {x, axes}, "y", attrs);
+  }
+  // Appends the backward of Σ output with respect to `wrt`.
+  void Differentiate(Value* output, std::vector<Value*> wrt) {
+    Value* loss = b_->Op("ReduceSum", {output}, "loss", {Attr("keepdims", 0)});
+    StatusOr<std::vector<Value*>> grads = AppendBackward(*graph_, loss, wrt);
+    ASSERT_TRUE(grads.ok()) << grads.status().message();
+  }
+  int Count(std::string_view op_type) const {
+    int count = 0;
+    for (const Node* node : graph_->nodes()) count += node->op_type() == op_type ? 1 : 0;
+    return count;
   }
   void Check(Value* output, const GradientCheckOptions& options = {}) {
     b_->Output(output);
@@ -232,6 +246,23 @@ TEST_F(ReductionLossRulesTest, SoftmaxCrossEntropyOnlyLogProbRead) {
   Value* const inputs[] = {Param("scores", {3, 4}), Int64s("labels", {3}, {1, 0, 3})};
   const std::string outputs[] = {"loss", "log_prob"};
   Check(b_->AddNode("SoftmaxCrossEntropyLoss", inputs, outputs)->output(1));
+}
+
+// The forward's log_prob output is read, not recomputed; without it a second
+// SoftmaxCrossEntropyLoss makes it.
+TEST_F(ReductionLossRulesTest, SoftmaxCrossEntropyRecomputesLogProbOnlyWhenMissing) {
+  Value* scores = Param("scores", {3, 4});
+  Value* const inputs[] = {scores, Int64s("labels", {3}, {1, 0, 3})};
+  const std::string outputs[] = {"loss", "log_prob"};
+  Differentiate(b_->AddNode("SoftmaxCrossEntropyLoss", inputs, outputs)->output(0), {scores});
+  EXPECT_EQ(Count("SoftmaxCrossEntropyLoss"), 1);
+  EXPECT_EQ(Count("SoftmaxCrossEntropyLossGrad"), 1);
+  UseOpset(17);
+  scores = Param("scores", {3, 4});
+  Differentiate(
+      b_->Op("SoftmaxCrossEntropyLoss", {scores, Int64s("labels", {3}, {1, 0, 3})}, "loss"),
+      {scores});
+  EXPECT_EQ(Count("SoftmaxCrossEntropyLoss"), 2);
 }
 
 // SoftmaxCrossEntropyLoss-12 on 3-D scores, its log_prob recomputed at opset 12.
