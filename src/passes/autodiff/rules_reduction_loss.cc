@@ -154,7 +154,7 @@ Status ReduceL1Grad(GradientContext& ctx) {
   });
 }
 
-// dX = X·dY / Y
+// dX = X·dY / Y (NaN where Y = 0, the norm's kink)
 Status ReduceL2Grad(GradientContext& ctx) {
   return ReductionGrad(ctx, [](GradientContext& ctx, const Reduction& r, Value* dy) {
     return ctx.Op("Mul", {ctx.input(0), ctx.Op("Div", {dy, KeptY(ctx, r)})});
