@@ -133,8 +133,9 @@ void ExpectGradientsMatchFiniteDifferences(std::unique_ptr<Graph> graph,
   auto set = [&](const Parameter& p, std::span<const float> values) {
     ASSERT_TRUE(executor.SetInput(p.input->name(), std::as_bytes(values)).ok());
   };
+  // Every run at step 0: Dropout draws the same mask in each, so f is a function of the values.
   auto run = [&]() -> double {
-    Status ran = executor.Run();
+    Status ran = executor.Run(/*step=*/0);
     EXPECT_TRUE(ran.ok()) << ran.message();
     StatusOr<std::vector<std::byte>> value = executor.Fetch(f->name());
     EXPECT_TRUE(value.ok()) << value.status().message();
