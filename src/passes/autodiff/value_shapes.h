@@ -4,6 +4,8 @@
 #include <array>
 #include <deque>
 #include <optional>
+#include <span>
+#include <unordered_map>
 #include <vector>
 
 #include "zerograph/core/status.h"
@@ -52,9 +54,17 @@ class ValueShapes {
  private:
   ValueShapes() = default;
   std::optional<TensorSpec>& slot(const Value& value, int probe);
+  // Computes the values of `node`'s output when it is a small int64 tensor made from shapes.
+  void FoldShapeValues(const Node& node, int probe, std::span<const TensorSpec* const> inputs);
+  const std::vector<int64_t>* int_values(const Value& value, int probe) const;
 
   // By value id, one table per probe set.
   std::array<std::vector<std::optional<TensorSpec>>, 2> specs_;
+  // The values of small int64 tensors known before running, by value id, per probe set: int64
+  // initializers, and what the rules compute from shapes (Shape, Size, then Gather, Concat,
+  // Unsqueeze, Squeeze, Reshape, Cast of those), which Reshape's and Expand's shape functions
+  // read. As the executor folds them while planning, so shapes follow through them here.
+  std::array<std::unordered_map<int64_t, std::vector<int64_t>>, 2> int_values_;
   // type()'s answers by value id, made on first request; a deque keeps references stable.
   mutable std::deque<std::optional<TensorType>> types_;
 };
