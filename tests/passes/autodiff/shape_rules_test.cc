@@ -166,6 +166,10 @@ TEST_F(ShapeRulesTest, GatherRows) {
 TEST_F(ShapeRulesTest, GatherAxis1NegativeIndex) {
   Check(Op("Gather", {Param("x", {2, 4, 3}), Ints("ids", {3}, {-1, 0, 3})}, {Attr("axis", 1)}));
 }
+// A scalar index drops the gathered axis.
+TEST_F(ShapeRulesTest, GatherScalarIndex) {
+  Check(Op("Gather", {Param("x", {4, 3}), Ints("id", {}, {2})}));
+}
 // A tied embedding: the table is gathered and multiplied with, both gradients summed.
 TEST_F(ShapeRulesTest, GatherTiedEmbedding) {
   Value* table = Param("table", {5, 3});
