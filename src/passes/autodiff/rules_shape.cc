@@ -12,6 +12,7 @@
 #include <optional>
 #include <span>
 #include <string_view>
+#include <variant>
 #include <vector>
 
 #include "passes/autodiff/gradient_rule.h"
@@ -193,8 +194,7 @@ Status SplitGrad(GradientContext& ctx) {
   return ctx.SetInputGrad(0, ctx.AddNode("Concat", parts, 1, {Attr("axis", axis)})->output(0));
 }
 
-// One axis of a Slice as its inputs give it (indices from the back negative), and what it reads
-// when the dim is static.
+// One axis of a Slice as its inputs give it (indices from the back negative).
 struct AxisSlice {
   int64_t axis = 0;
   int64_t start = 0;
@@ -235,14 +235,15 @@ StatusOr<std::vector<AxisSlice>> AxisSlicesOf(const Node& node, int64_t rank) {
   return slices;
 }
 
-// An end past any dim a graph runs with: "to the end" (INT64_MAX, INT32_MAX in exporters).
-constexpr int64_t kToTheEnd = int64_t{1} << 31;
+// A bound past any dim a graph runs with: "to the end" (exporters write INT64_MAX or INT32_MAX)
+// or, negated, "from the start".
+constexpr int64_t kPastAnyDim = int64_t{1} << 30;
 
 // dX = dY put back where Slice read it, zeros elsewhere, one axis at a time. Along a step-1 axis,
 // a Concat of zeros before, dY, zeros after; along a strided one, a Gather from dY with one
 // slab of zeros appended, which each position Slice skipped reads. Along a symbolic dim (step 1
-// only), the zero blocks' lengths are computed from X's shape when the graph runs, assuming the
-// bounds fall inside the dim.
+// only), a zero block's length that depends on the dim is computed from X's shape when the graph
+// runs, assuming the bounds fall inside the dim.
 Status SliceGrad(GradientContext& ctx) {
   Value& x = *ctx.input(0);
   const std::vector<int64_t> x_dims = DimsOf(ctx, x);
@@ -254,14 +255,15 @@ Status SliceGrad(GradientContext& ctx) {
   for (const AxisSlice& slice : slices) {
     const auto a = static_cast<size_t>(slice.axis);
     const int64_t full = x_dims[a];
-    // The zeros before and after dY along the axis: a count, or a computed count.
-    auto zeros = [&](int64_t count, Value* computed) {
+    // Zeros of grad's shape but `count` long along the axis: a number, or a value computed when
+    // the graph runs.
+    auto zeros = [&](std::variant<int64_t, Value*> count) {
       DimsBuilder shape(ctx);
       for (size_t d = 0; d < dims.size(); ++d) {
-        if (d == a && computed != nullptr) {
-          shape.Computed(computed);
+        if (d == a && std::holds_alternative<Value*>(count)) {
+          shape.Computed(std::get<Value*>(count));
         } else if (d == a) {
-          shape.Static(count);
+          shape.Static(std::get<int64_t>(count));
         } else if (dims[d] == kUnknown) {
           shape.RunTime(*grad, static_cast<int64_t>(d));
         } else {
@@ -270,11 +272,11 @@ Status SliceGrad(GradientContext& ctx) {
       }
       return Zeros(ctx, shape.Build(), x);
     };
-    auto pad = [&](std::initializer_list<Value*> blocks) {
+    auto pad = [&](Value* before, Value* after) {
       std::vector<Value*> parts;
-      for (Value* block : blocks) {
-        if (block != nullptr) parts.push_back(block);
-      }
+      if (before != nullptr) parts.push_back(before);
+      parts.push_back(grad);
+      if (after != nullptr) parts.push_back(after);
       grad = ctx.AddNode("Concat", parts, 1, {Attr("axis", slice.axis)})->output(0);
       dims[a] = full;
     };
@@ -282,18 +284,18 @@ Status SliceGrad(GradientContext& ctx) {
       ZG_RETURN_IF_NOT(slice.step == 1, "Slice with step ", slice.step, " along symbolic dim ",
                        slice.axis, " has no gradient rule");
       // X's dim plus `offset`, when the graph runs.
-      auto dim_plus = [&](int64_t offset) {
+      auto dim_plus = [&](int64_t offset) -> Value* {
         DimsBuilder dim(ctx);
         dim.RunTime(x, slice.axis);
         return ctx.Op("Add", {dim.Build(), ctx.Int64s({offset})});
       };
-      Value* before = slice.start > 0   ? zeros(slice.start, nullptr)
-                      : slice.start < 0 ? zeros(0, dim_plus(slice.start))
-                                        : nullptr;
-      Value* after = slice.end >= kToTheEnd ? nullptr
-                     : slice.end < 0        ? zeros(-slice.end, nullptr)
-                                            : zeros(0, dim_plus(-slice.end));
-      pad({before, grad, after});
+      const int64_t start = slice.start;
+      const int64_t end = slice.end;
+      Value* before = start > 0                           ? zeros(start)
+                      : start < 0 && -start < kPastAnyDim ? zeros(dim_plus(start))
+                                                          : nullptr;
+      Value* after = end >= kPastAnyDim ? nullptr : end < 0 ? zeros(-end) : zeros(dim_plus(-end));
+      pad(before, after);
       continue;
     }
     const int64_t one[] = {slice.axis};
@@ -307,14 +309,13 @@ Status SliceGrad(GradientContext& ctx) {
     if (start == 0 && step == 1 && taken == full) continue;
     if (step == 1) {
       const int64_t after = full - start - taken;
-      pad({start > 0 ? zeros(start, nullptr) : nullptr, grad,
-           after > 0 ? zeros(after, nullptr) : nullptr});
+      pad(start > 0 ? zeros(start) : nullptr, after > 0 ? zeros(after) : nullptr);
       continue;
     }
     // Position p of X reads grad's element j where p = start + j·step, else the zeros at `taken`.
     std::vector<int64_t> source(static_cast<size_t>(full), taken);
     for (int64_t j = 0; j < taken; ++j) source[static_cast<size_t>(start + j * step)] = j;
-    Value* padded = ctx.Op("Concat", {grad, zeros(1, nullptr)}, {Attr("axis", slice.axis)});
+    Value* padded = ctx.Op("Concat", {grad, zeros(int64_t{1})}, {Attr("axis", slice.axis)});
     grad = ctx.Op("Gather", {padded, ctx.Int64s(source)}, {Attr("axis", slice.axis)});
     dims[a] = full;
   }

@@ -351,7 +351,8 @@ TEST(SymbolicDimsTest, Slice) {
 }
 
 // Slices along a symbolic dim, as a language model shifts its logits and labels: [:-1], [1:],
-// [-3:] and [1:4]; the zero blocks' lengths come from the dim when the graph runs.
+// [-3:], [1:4], [-4:] ending at INT32_MAX, [:-2] starting at INT64_MIN; the zero blocks' lengths
+// come from the dim when the graph runs.
 TEST(SymbolicDimsTest, SliceAlongSymbolicDim) {
   ExpectSymbolicMatchesStatic(
       {Floats("x", {kSym, kSym}, {2, 6})}, [](GraphBuilder& b, std::span<Value* const> in) {
@@ -359,7 +360,10 @@ TEST(SymbolicDimsTest, SliceAlongSymbolicDim) {
         auto slice = [&](int64_t start, int64_t end) {
           return b.Op("Slice", {in[0], Ints(b, {start}), Ints(b, {end}), Ints(b, {1})}, "y");
         };
-        return std::vector<Value*>{slice(0, -1), slice(1, kEnd), slice(-3, kEnd), slice(1, 4)};
+        constexpr int64_t kInt32End = std::numeric_limits<int32_t>::max();
+        constexpr int64_t kFromStart = std::numeric_limits<int64_t>::min();
+        return std::vector<Value*>{slice(0, -1), slice(1, kEnd),       slice(-3, kEnd),
+                                   slice(1, 4),  slice(-4, kInt32End), slice(kFromStart, -2)};
       });
 }
 
