@@ -7,9 +7,11 @@
 #include <mutex>
 #include <optional>
 #include <set>
+#include <span>
 #include <unordered_map>
 
 #include "zerograph/ir/graph.h"
+#include "zerograph/ir/op_contract.h"
 #include "zerograph/ir/op_role.h"
 #include "zerograph/ir/training_spec.h"
 #include "zerograph/runtime/communicator.h"
@@ -24,6 +26,12 @@ constexpr int64_t kEndOfStep = std::numeric_limits<int64_t>::max();
 
 std::string Label(const Node& node) {
   return StrCat("node '", node.name(), "' (", node.op_type(), ")");
+}
+
+// Shape and Size: their outputs follow from their inputs' shapes, computed while planning; the
+// inputs' data is never read.
+bool ReadsShapeOnly(const Node& node) {
+  return node.contract() != nullptr && node.contract()->values_from_shapes != nullptr;
 }
 
 size_t SpecBytes(const TensorSpec& spec) {
@@ -275,7 +283,9 @@ bool Executor::Impl::RootDeadAfter(int64_t root, const Node& node) const {
   for (const Value* alias : roots_[static_cast<size_t>(root)].aliases) {
     if (alias->is_graph_output() || binding_sources_.count(alias->id()) > 0) return false;
     for (const Use& use : alias->users()) {
-      if (use.node != &node && !use.node->IsBefore(node)) return false;
+      if (use.node != &node && !use.node->IsBefore(node) && !ReadsShapeOnly(*use.node)) {
+        return false;
+      }
     }
   }
   return true;
@@ -402,7 +412,9 @@ Status Executor::Impl::PlaceNode(int64_t index, const Node& node, const KernelRe
     Root& root = roots_[static_cast<size_t>(placement->root)];
     root.first_def = std::min(root.first_def, index);
   }
-  for (const Value* input : node.inputs()) {
+  // A Shape node, computed while planning, keeps no buffer alive (the backward's Shape of a
+  // forward activation must not hold that activation until the backward).
+  for (const Value* input : ReadsShapeOnly(node) ? std::span<Value* const>() : node.inputs()) {
     if (input == nullptr) continue;
     Root& root = roots_[static_cast<size_t>(placements_[static_cast<size_t>(input->id())]->root)];
     root.last_use = std::max(root.last_use, index);
