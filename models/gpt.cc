@@ -1,6 +1,7 @@
 #include "zerograph/models/gpt.h"
 
 #include <cmath>
+#include <initializer_list>
 #include <random>
 #include <span>
 #include <string>
@@ -81,8 +82,15 @@ class GptBuilder {
   Value* Filled(std::string_view name, int64_t size, float value) {
     return b_.Initializer(name, {size}, std::vector<float>(static_cast<size_t>(size), value));
   }
-  Value* Ints(std::string_view name, std::vector<int64_t> values) {
-    return b_.Op("Constant", {}, name, {Attr("value_ints", std::move(values))});
+  // A 1-D int64 initializer: not floating, so never trained, and known to every pass that folds
+  // shapes (a Reshape's shape from a Constant node is not, to the autodiff's shape inference).
+  Value* Ints(std::string_view name, std::span<const int64_t> values) {
+    const int64_t dims[] = {static_cast<int64_t>(values.size())};
+    return b_.graph().AddInitializer(b_.graph().UniqueValueName(name), kI64, dims,
+                                     std::as_bytes(values));
+  }
+  Value* Ints(std::string_view name, std::initializer_list<int64_t> values) {
+    return Ints(name, std::span<const int64_t>(values.begin(), values.size()));
   }
 
   // What every layer's attention shares: the score scale, the causal mask and the head shapes.

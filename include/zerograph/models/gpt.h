@@ -42,10 +42,11 @@ GptConfig GptTinyConfig();
 //
 // so that SoftmaxCrossEntropyLoss takes the logits with labels [batch, seq]. Attention is
 // Softmax((q k^T) * head_dim^-1/2 + mask) v with mask 0 on and below the diagonal and -1e9 above.
-// Reshapes copy the batch with 0, so any batch runs the same graph. Parameters (float
-// initializers, names as the reference's: wte, wpe, h<l>.ln1.w, h<l>.q.w, ..., lnf.b) are what
-// training updates; what is not trained (positions, mask, scale, shapes) is held by Constant
-// nodes. Weights are uniform with GPT-2's standard deviation 0.02, biases 0, LayerNorm scales 1.
+// Reshapes copy the batch with 0, so any batch runs the same graph. The float initializers are
+// the parameters (`rewrite-graph --train` trains every one that reaches the loss), named as the
+// reference's: wte, wpe, h<l>.ln1.w, h<l>.q.w, ..., lnf.b. What is not trained is an int64
+// initializer (positions, reshape shapes) or a Constant node (the mask, the scale). Weights are
+// uniform with GPT-2's standard deviation 0.02, biases 0, LayerNorm scales 1.
 StatusOr<std::unique_ptr<Graph>> BuildGptForwardGraph(const GptConfig& config);
 
 // A deterministic synthetic language to train `config` on: each row counts through the vocabulary
