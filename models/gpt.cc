@@ -41,12 +41,12 @@ Status CheckConfig(const GptConfig& config) {
 class GptBuilder {
  public:
   GptBuilder(const GptConfig& config, Graph& graph)
-      : config_(config), b_(graph, /*default_opset=*/20), rng_(config.seed) {
+      : config_(config), b_(graph, /*default_opset=*/17), rng_(config.seed) {
     // The exporter's view: a forward model carries no training annotations.
     b_.SetRole(std::nullopt);
   }
 
-  Status Build() {
+  void Build() {
     const int64_t width = config_.width, seq = config_.seq;
     Value* ids = b_.Input("ids", kI64, {TensorType::kUnknownDim, seq});
     b_.graph().SetDimParam(ids, 0, "batch");
@@ -70,7 +70,6 @@ class GptBuilder {
     b_.SetType(logits, kF32, {TensorType::kUnknownDim, config_.vocab, seq});
     b_.Output(logits);
     b_.graph().SetDimParam(logits, 0, "batch");
-    return Status::Ok();
   }
 
  private:
@@ -93,12 +92,15 @@ class GptBuilder {
     return Ints(name, std::span<const int64_t>(values.begin(), values.size()));
   }
 
-  // What every layer's attention shares: the score scale, the causal mask and the head shapes.
+  Value* Scalar(std::string_view name, float value) {
+    return b_.Op("Constant", {}, name, {Attr("value_float", value)});
+  }
+
+  // What every layer shares: the score scale, the causal mask, the head shapes and GELU's scalars.
   // The reshapes copy the leading dims (0), so the batch stays whatever the input's is.
   void MakeAttentionConstants() {
     const int64_t seq = config_.seq, head_width = config_.width / config_.heads;
-    scale_ = b_.Op("Constant", {}, "scale",
-                   {Attr("value_float", 1.0f / std::sqrt(static_cast<float>(head_width)))});
+    scale_ = Scalar("scale", 1.0f / std::sqrt(static_cast<float>(head_width)));
     std::vector<float> mask(static_cast<size_t>(seq * seq), 0.0f);
     for (int64_t row = 0; row < seq; ++row) {
       for (int64_t col = row + 1; col < seq; ++col) {
@@ -109,6 +111,9 @@ class GptBuilder {
     mask_ = b_.Op("Reshape", {mask_flat, Ints("mask.shape", {seq, seq})}, "mask");
     shape_heads_ = Ints("shape_heads", {0, 0, config_.heads, head_width});
     shape_merged_ = Ints("shape_bsd", {0, 0, config_.width});
+    sqrt2_ = Scalar("gelu.sqrt2", std::sqrt(2.0f));
+    one_ = Scalar("gelu.one", 1.0f);
+    half_ = Scalar("gelu.half", 0.5f);
   }
 
   // x [batch, seq, width] -> LayerNormalization over the last axis, with its scale and bias. The
@@ -129,6 +134,14 @@ class GptBuilder {
     Value* w = Weight(name + ".w", {in, out});
     Value* bias = Filled(name + ".b", out, 0.0f);
     return b_.Op("Add", {b_.Op("MatMul", {x, w}, name + ".mm"), bias}, name);
+  }
+
+  // Gelu(x) = x · (1 + erf(x / √2)) / 2, in the ops torch.onnx.export writes below opset 20 (whose
+  // Gelu ONNX 1.12's checker does not know).
+  Value* Gelu(const std::string& name, Value* x) {
+    Value* erf = b_.Op("Erf", {b_.Op("Div", {x, sqrt2_}, name + ".scaled")}, name + ".erf");
+    Value* gate = b_.Op("Mul", {x, b_.Op("Add", {erf, one_}, name + ".erf1")}, name + ".x_erf1");
+    return b_.Op("Mul", {gate, half_}, name);
   }
 
   // [batch, seq, width] -> [batch, heads, seq, head_width]
@@ -156,7 +169,7 @@ class GptBuilder {
     Value* res1 = b_.Op("Add", {x, Linear(p + "proj", merged, width, width)}, p + "res1");
 
     Value* n2 = LayerNorm(p + "ln2", res1);
-    Value* hidden = b_.Op("Gelu", {Linear(p + "fc", n2, width, 4 * width)}, p + "act");
+    Value* hidden = Gelu(p + "act", Linear(p + "fc", n2, width, 4 * width));
     return b_.Op("Add", {res1, Linear(p + "fc2", hidden, 4 * width, width)}, p + "res2");
   }
 
@@ -167,6 +180,9 @@ class GptBuilder {
   Value* mask_ = nullptr;
   Value* shape_heads_ = nullptr;
   Value* shape_merged_ = nullptr;
+  Value* sqrt2_ = nullptr;
+  Value* one_ = nullptr;
+  Value* half_ = nullptr;
 };
 
 }  // namespace
@@ -177,7 +193,7 @@ StatusOr<std::unique_ptr<Graph>> BuildGptForwardGraph(const GptConfig& config) {
   ZG_RETURN_IF_ERROR(CheckConfig(config));
   auto graph = std::make_unique<Graph>();
   graph->SetName(config.name);
-  ZG_RETURN_IF_ERROR(GptBuilder(config, *graph).Build());
+  GptBuilder(config, *graph).Build();
   ZG_RETURN_IF_ERROR(Verify(*graph).WithContext("generated GPT graph"));
   return graph;
 }

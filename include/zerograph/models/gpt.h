@@ -32,7 +32,7 @@ struct GptConfig {
 // (tests/data/ort_reference/gpt_tiny).
 GptConfig GptTinyConfig();
 
-// Builds the forward graph of `config`, ONNX opset 20, nodes without `__op_role`:
+// Builds the forward graph of `config`, ONNX opset 17, nodes without `__op_role`:
 //
 //   ids int64 [batch, seq]        (batch symbolic: dim_param "batch")
 //   x = Gather(wte, ids) + Gather(wpe, pos)
@@ -41,11 +41,12 @@ GptConfig GptTinyConfig();
 //   logits = Transpose(LayerNorm(x) @ Transpose(wte))    float [batch, vocab, seq]
 //
 // so that SoftmaxCrossEntropyLoss takes the logits with labels [batch, seq]. Attention is
-// Softmax((q k^T) * head_dim^-1/2 + mask) v with mask 0 on and below the diagonal and -1e9 above.
+// Softmax((q k^T) * head_dim^-1/2 + mask) v with mask 0 on and below the diagonal and -1e9 above;
+// Gelu is exact, written with Erf as torch.onnx.export writes it below opset 20.
 // Reshapes copy the batch with 0, so any batch runs the same graph. The float initializers are
 // the parameters (`rewrite-graph --train` trains every one that reaches the loss), named as the
 // reference's: wte, wpe, h<l>.ln1.w, h<l>.q.w, ..., lnf.b. What is not trained is an int64
-// initializer (positions, reshape shapes) or a Constant node (the mask, the scale). Weights are
+// initializer (positions, reshape shapes) or a Constant node (the mask, scalars). Weights are
 // uniform with GPT-2's standard deviation 0.02, biases 0, LayerNorm scales 1.
 StatusOr<std::unique_ptr<Graph>> BuildGptForwardGraph(const GptConfig& config);
 
