@@ -291,8 +291,9 @@ Status SliceGrad(GradientContext& ctx) {
       };
       const int64_t start = slice.start;
       const int64_t end = slice.end;
+      ZG_RETURN_IF_NOT(end > -kPastAnyDim, "Slice ending at ", end, " is empty");
       Value* before = start > 0                           ? zeros(start)
-                      : start < 0 && -start < kPastAnyDim ? zeros(dim_plus(start))
+                      : start > -kPastAnyDim && start < 0 ? zeros(dim_plus(start))
                                                           : nullptr;
       Value* after = end >= kPastAnyDim ? nullptr : end < 0 ? zeros(-end) : zeros(dim_plus(-end));
       pad(before, after);
