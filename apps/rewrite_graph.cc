@@ -1,6 +1,6 @@
-// rewrite-graph: reads a training graph, applies the ZeRO stage-1 rewrite for N ranks (and the
-// overlap pass), checks the result for hazards and writes it. `--check FILE` checks a rewritten
-// graph without writing anything.
+// rewrite-graph: reads a training graph (or, with --train, a forward model it turns into one),
+// applies the ZeRO stage-1 rewrite for N ranks (and the overlap pass), checks the result for
+// hazards and writes it. `--check FILE` checks a rewritten graph without writing anything.
 
 #include <cstdint>
 #include <filesystem>
@@ -24,6 +24,7 @@
 #include "zerograph/ir/verify.h"
 #include "zerograph/onnx/load_model.h"
 #include "zerograph/onnx/save_model.h"
+#include "zerograph/passes/autodiff_pass.h"
 #include "zerograph/passes/hazard_check.h"
 #include "zerograph/passes/overlap.h"
 #include "zerograph/passes/pass_pipeline.h"
@@ -43,7 +44,75 @@ struct RewriteGraphOptions {
   std::string layout_out;
   bool report = false;
   std::string check;
+
+  // --train and what it reads; `train_options_given` lists the latter as given, which need it.
+  bool train = false;
+  std::string loss = "cross-entropy";
+  std::string loss_on;
+  std::string label = "labels";
+  std::string label_dtype;
+  std::string label_shape;
+  std::optional<int64_t> ignore_index;
+  std::vector<std::string> frozen;
+  std::string optimizer = "adamw";
+  int64_t adam_mode = 0;
+  float beta1 = 0.9f;
+  float beta2 = 0.999f;
+  float epsilon = 1e-8f;
+  std::optional<float> weight_decay;
+  bool no_bias_correction = false;
+  std::vector<std::string> train_options_given;
 };
+
+// The training options for a forward model (docs/cli.md, "--train").
+std::vector<CLI::Option*> SetUpTrainOptions(CLI::App& app, RewriteGraphOptions& options) {
+  return {
+      app.add_option("--loss", options.loss,
+                     "With --train: the loss, 'mse' (mean squared error against the label), "
+                     "'cross-entropy' (softmax cross-entropy, mean) or 'output' (--loss-on already "
+                     "is the loss, a float scalar)")
+          ->check(CLI::IsMember({"mse", "cross-entropy", "output"}))
+          ->capture_default_str(),
+      app.add_option("--loss-on", options.loss_on,
+                     "With --train: the forward output the loss is computed on (default: the "
+                     "graph's only output)")
+          ->type_name("NAME"),
+      app.add_option("--label", options.label, "With --train: the new graph input of the labels")
+          ->type_name("NAME")
+          ->capture_default_str(),
+      app.add_option("--label-dtype", options.label_dtype,
+                     "With --train: the label's dtype (default: int64 for cross-entropy, the "
+                     "output's for mse)")
+          ->type_name("DTYPE"),
+      app.add_option("--label-shape", options.label_shape,
+                     "With --train: the label's dims, a symbolic one by name (batch,8); default: "
+                     "the output's (mse), less axis 1 (cross-entropy)")
+          ->type_name("D0,D1,..."),
+      app.add_option("--ignore-index", options.ignore_index,
+                     "With --train --loss cross-entropy: labels equal to N do not count")
+          ->type_name("N"),
+      app.add_option("--frozen", options.frozen,
+                     "With --train: an initializer that stays fixed (repeatable); default: every "
+                     "floating initializer that reaches the loss trains")
+          ->type_name("NAME"),
+      app.add_option("--optimizer", options.optimizer, "With --train: 'adamw', 'adam' or 'sgd'")
+          ->check(CLI::IsMember({"adamw", "adam", "sgd"}))
+          ->capture_default_str(),
+      app.add_option("--adam-mode", options.adam_mode,
+                     "With --train: AdamW's form, 0 PyTorch's, 1 Hugging Face's / ONNX Runtime's")
+          ->check(CLI::IsMember({0, 1}))
+          ->capture_default_str(),
+      app.add_option("--beta1", options.beta1, "With --train: Adam's beta1")->capture_default_str(),
+      app.add_option("--beta2", options.beta2, "With --train: Adam's beta2")->capture_default_str(),
+      app.add_option("--epsilon", options.epsilon, "With --train: Adam's epsilon")
+          ->capture_default_str(),
+      app.add_option("--weight-decay", options.weight_decay,
+                     "With --train: weight decay (default 0.01 for adamw, 0 for adam and sgd, "
+                     "which add it to the gradient as L2)"),
+      app.add_flag("--no-bias-correction", options.no_bias_correction,
+                   "With --train: Adam without bias correction"),
+  };
+}
 
 void SetUpRewriteGraph(CLI::App& app, RewriteGraphOptions& options) {
   cli::SetUpCommon(app);
@@ -78,13 +147,20 @@ void SetUpRewriteGraph(CLI::App& app, RewriteGraphOptions& options) {
   app.add_option("--layout-out", options.layout_out,
                  "Also write the layout manifest (JSON) to this file")
       ->type_name("FILE");
+  app.add_flag("--train", options.train,
+               "Make IN, a forward model, a training graph first: loss, backward (autodiff) and "
+               "optimizer");
+  std::vector<CLI::Option*> train_options = SetUpTrainOptions(app, options);
   app.add_flag("--report", options.report, "Print what the rewrite did");
   app.add_option("--check", options.check,
                  "Check a rewritten graph for hazards (collective order, gathers before updates, "
                  "cross-step waits) and write nothing")
       ->type_name("FILE")
       ->excludes(input, output);
-  app.callback([&options] {
+  app.callback([&options, train_options] {
+    for (const CLI::Option* option : train_options) {
+      if (option->count() > 0) options.train_options_given.push_back(option->get_name());
+    }
     if (!options.check.empty()) return;
     if (options.input.empty()) throw CLI::RequiredError("IN");
     if (options.output.empty()) throw CLI::RequiredError("--output");
@@ -117,6 +193,49 @@ void PrintReport(const Graph& graph) {
             << "initializers: " << initializers.size() << " (" << initializer_bytes << " bytes)\n";
 }
 
+// The dtype ONNX spells `name` ("int64", "float"; "float32" and "double" too).
+StatusOr<DataType> DataTypeFromName(const std::string& name) {
+  if (name == "float32") return DataType::kFloat32;
+  if (name == "double") return DataType::kFloat64;
+  for (int32_t onnx_type = 1; onnx_type <= 16; ++onnx_type) {
+    std::optional<DataType> dtype = DataTypeFromOnnx(onnx_type);
+    if (dtype && DataTypeName(*dtype) == name) return *dtype;
+  }
+  return InvalidArgumentError(
+      StrCat("--label-dtype '", name, "': no such dtype (int64, int32, float, float16, ...)"));
+}
+
+StatusOr<AutodiffPass::Options> AutodiffOptions(const RewriteGraphOptions& options) {
+  AutodiffPass::Options autodiff;
+  autodiff.loss = *LossFromName(options.loss);
+  autodiff.loss_on = options.loss_on;
+  autodiff.label = options.label;
+  if (!options.label_dtype.empty()) {
+    ZG_ASSIGN_OR_RETURN(autodiff.label_dtype, DataTypeFromName(options.label_dtype));
+  }
+  if (!options.label_shape.empty()) {
+    std::vector<std::string> dims;
+    std::string_view rest = options.label_shape;
+    while (true) {
+      const size_t comma = rest.find(',');
+      dims.emplace_back(rest.substr(0, comma));
+      if (comma == std::string_view::npos) break;
+      rest.remove_prefix(comma + 1);
+    }
+    autodiff.label_shape = std::move(dims);
+  }
+  autodiff.ignore_index = options.ignore_index;
+  autodiff.frozen = options.frozen;
+  autodiff.optimizer = *OptimizerFromName(options.optimizer);
+  autodiff.adam_mode = options.adam_mode;
+  autodiff.beta1 = options.beta1;
+  autodiff.beta2 = options.beta2;
+  autodiff.epsilon = options.epsilon;
+  autodiff.weight_decay = options.weight_decay;
+  autodiff.bias_correction = !options.no_bias_correction;
+  return autodiff;
+}
+
 Status CheckRewrittenGraph(const std::string& path) {
   ZG_ASSIGN_OR_RETURN(std::unique_ptr<Graph> graph, LoadModel(path));
   const std::string where = StrCat("'", path, "'");
@@ -146,9 +265,17 @@ Status RunRewriteGraph(const RewriteGraphOptions& options) {
     ZG_RETURN_IF_ERROR(
         CheckOutputPath("--layout-out", options.layout_out, OutputKind::kFile, layout_inputs));
   }
+  if (!options.train && !options.train_options_given.empty()) {
+    return InvalidArgumentError(StrCat(StrJoin(options.train_options_given, ", "),
+                                       " only apply with --train (a forward model to train)"));
+  }
   ZG_ASSIGN_OR_RETURN(std::unique_ptr<Graph> graph, LoadModel(options.input));
   ZG_RETURN_IF_ERROR(Verify(*graph).WithContext(StrCat("verifying '", options.input, "'")));
   PassPipeline pipeline(/*verify_each=*/true);
+  if (options.train) {
+    ZG_ASSIGN_OR_RETURN(AutodiffPass::Options autodiff, AutodiffOptions(options));
+    pipeline.AddPass<AutodiffPass>(std::move(autodiff));
+  }
   ShardingStage1Pass* sharding = nullptr;
   if (options.nranks) {
     sharding = &pipeline.AddPass<ShardingStage1Pass>(ShardingStage1Pass::Options{
@@ -175,7 +302,7 @@ Status RunRewriteGraph(const RewriteGraphOptions& options) {
   if (options.report) {
     std::cout << "written graph '" << options.output << "':\n";
     PrintReport(*graph);
-    std::cout << (options.nranks
+    std::cout << (options.nranks || options.train
                       ? pipeline.Report()
                       : std::string("passes: none (no --nranks: verified and copied)\n"));
     if (sharding != nullptr) std::cout << "layout hash: " << sharding->layout().Hash() << "\n";

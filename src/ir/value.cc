@@ -32,4 +32,14 @@ DataType Value::dtype() const {
   return DataTypeFromOnnx(info_->type().tensor_type().elem_type()).value_or(DataType::kUndefined);
 }
 
+std::vector<std::string_view> Value::dim_params() const {
+  std::vector<std::string_view> names;
+  if (initializer_ != nullptr || info_ == nullptr || !info_->type().has_tensor_type()) return names;
+  for (const onnx::TensorShapeProto::Dimension& dim : info_->type().tensor_type().shape().dim()) {
+    names.emplace_back(dim.has_dim_param() ? std::string_view(dim.dim_param())
+                                           : std::string_view());
+  }
+  return names;
+}
+
 }  // namespace zerograph

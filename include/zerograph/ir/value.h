@@ -58,6 +58,9 @@ class Value {
   std::optional<TensorType> type() const;
   // type()'s element type, or kUndefined when no type is recorded; cheaper (no dims are copied).
   DataType dtype() const;
+  // The names of the recorded type's symbolic dims (ONNX's dim_param, such as "batch"), one per
+  // dim: "" where the dim has a value or no name. Empty when no shape is recorded.
+  std::vector<std::string_view> dim_params() const;
 
  private:
   friend class Graph;

@@ -7,6 +7,7 @@
 
 #include "passes/autodiff/gradient_context.h"
 #include "passes/autodiff/gradient_rule.h"
+#include "passes/autodiff/sweep.h"
 #include "passes/autodiff/value_shapes.h"
 #include "zerograph/core/str_cat.h"
 #include "zerograph/ir/graph.h"
@@ -77,11 +78,14 @@ Path FindPath(const Graph& graph, const autodiff::ValueShapes& shapes,
   return path;
 }
 
-// The backward of `outputs` seeded with `output_grads` (null: the scalar 1).
-StatusOr<std::vector<Value*>> Sweep(Graph& graph, autodiff::ValueShapes shapes,
-                                    std::span<Value* const> outputs,
-                                    std::span<Value* const> output_grads,
-                                    std::span<Value* const> wrt) {
+}  // namespace
+
+namespace autodiff {
+
+StatusOr<std::vector<Value*>> SweepBackward(Graph& graph, ValueShapes shapes,
+                                            std::span<Value* const> outputs,
+                                            std::span<Value* const> output_grads,
+                                            std::span<Value* const> wrt) {
   Path path = FindPath(graph, shapes, outputs, wrt);
   // Every rule is found before the first backward node is added: a refusal changes nothing.
   for (const Node* node : path.nodes) {
@@ -125,7 +129,7 @@ StatusOr<std::vector<Value*>> Sweep(Graph& graph, autodiff::ValueShapes shapes,
   return grads;
 }
 
-}  // namespace
+}  // namespace autodiff
 
 StatusOr<std::vector<Value*>> AppendBackward(Graph& graph, Value* loss,
                                              std::span<Value* const> wrt) {
@@ -136,7 +140,7 @@ StatusOr<std::vector<Value*>> AppendBackward(Graph& graph, Value* loss,
                    loss_type.ToString());
   Value* const outputs[] = {loss};
   Value* const seeds[] = {nullptr};
-  return Sweep(graph, std::move(shapes), outputs, seeds, wrt);
+  return autodiff::SweepBackward(graph, std::move(shapes), outputs, seeds, wrt);
 }
 
 StatusOr<std::vector<Value*>> AppendBackward(Graph& graph, std::span<Value* const> outputs,
@@ -145,7 +149,7 @@ StatusOr<std::vector<Value*>> AppendBackward(Graph& graph, std::span<Value* cons
   ZG_RET_CHECK(outputs.size() == output_grads.size(), outputs.size(), " outputs but ",
                output_grads.size(), " output gradients");
   ZG_ASSIGN_OR_RETURN(autodiff::ValueShapes shapes, autodiff::ValueShapes::Infer(graph));
-  return Sweep(graph, std::move(shapes), outputs, output_grads, wrt);
+  return autodiff::SweepBackward(graph, std::move(shapes), outputs, output_grads, wrt);
 }
 
 }  // namespace zerograph

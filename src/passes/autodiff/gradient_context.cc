@@ -145,15 +145,21 @@ Value* BackwardBuilder::StaticReduceToShapeOf(const Node& forward, Value* grad, 
       return nullptr;
     }
   }
+  // ReduceSum takes its axes as an input from opset 13, as an attribute before.
+  const bool axes_as_input = opset() >= 13;
+  auto reduce_sum = [&](Value* x, const std::vector<int64_t>& axes, int64_t keepdims) {
+    if (!axes_as_input) {
+      Value* const inputs[] = {x};
+      return AddNode(forward, "ReduceSum", inputs, 1,
+                     {Attr("axes", axes), Attr("keepdims", keepdims)})
+          ->output(0);
+    }
+    Value* const inputs[] = {x, Int64s(axes)};
+    return AddNode(forward, "ReduceSum", inputs, 1, {Attr("keepdims", keepdims)})->output(0);
+  };
   Value* reduced = grad;
-  if (!leading.empty()) {
-    Value* const inputs[] = {reduced, Int64s(leading)};
-    reduced = AddNode(forward, "ReduceSum", inputs, 1, {Attr("keepdims", 0)})->output(0);
-  }
-  if (!ones.empty()) {
-    Value* const inputs[] = {reduced, Int64s(ones)};
-    reduced = AddNode(forward, "ReduceSum", inputs, 1, {Attr("keepdims", 1)})->output(0);
-  }
+  if (!leading.empty()) reduced = reduce_sum(reduced, leading, 0);
+  if (!ones.empty()) reduced = reduce_sum(reduced, ones, 1);
   return reduced;
 }
 

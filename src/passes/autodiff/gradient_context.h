@@ -12,6 +12,7 @@
 #include "passes/autodiff/gradient_rule.h"
 #include "passes/autodiff/value_shapes.h"
 #include "zerograph/core/status.h"
+#include "zerograph/ir/graph.h"
 #include "zerograph/ir/graph_builder.h"
 
 namespace zerograph::autodiff {
@@ -25,6 +26,7 @@ class BackwardBuilder {
   BackwardBuilder(Graph& graph, ValueShapes shapes, std::vector<bool> needs_grad);
 
   Graph& graph() const { return graph_; }
+  int64_t opset() const { return graph_.OpsetVersion("").value_or(1); }
   const TensorType& type(const Value& value) const { return shapes_.type(value); }
   bool needs_grad(const Value& value) const {
     const auto id = static_cast<size_t>(value.id());
@@ -79,6 +81,7 @@ class NodeGradientContext final : public GradientContext {
   bool needs_grad(size_t i) const override;
   Status SetInputGrad(size_t i, Value* grad) override;
   const TensorType& type(const Value& value) const override { return builder_.type(value); }
+  int64_t opset() const override { return builder_.opset(); }
   Value* Op(OpName op, std::initializer_list<Value*> inputs,
             std::initializer_list<Attr> attrs = {}) override;
   Node* AddNode(OpName op, std::span<Value* const> inputs, size_t num_outputs,

@@ -46,6 +46,9 @@ class GradientContext {
   // them, so dims are exact where they are static and rank is always known for values on the
   // loss path.
   virtual const TensorType& type(const Value& value) const = 0;
+  // The graph's opset of ONNX's default domain, which says the form of backward ops (ReduceSum,
+  // Unsqueeze and Squeeze take their axes as an input from 13 on, as an attribute before).
+  virtual int64_t opset() const = 0;
   int64_t rank(const Value& value) const {
     return static_cast<int64_t>(type(value).dims ? type(value).dims->size() : 0);
   }

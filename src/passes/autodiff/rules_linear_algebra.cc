@@ -1,7 +1,9 @@
 // Gradients of MatMul and Gemm. The products with a transposed operand are ONNX Runtime's
 // FusedMatMul (transA/transB) and Gemm itself, so no Transpose node is materialised.
 
+#include <cstdint>
 #include <span>
+#include <vector>
 
 #include "passes/autodiff/gradient_rule.h"
 #include "zerograph/ir/node.h"
@@ -10,6 +12,13 @@
 
 namespace zerograph::autodiff {
 namespace {
+
+// Unsqueeze or Squeeze of one axis in the form of the graph's opset: the axes are an input from
+// opset 13 on, an attribute before.
+Value* OneAxisOp(GradientContext& ctx, OpName op, Value* v, int64_t axis) {
+  if (ctx.opset() >= 13) return ctx.Op(op, {v, ctx.Int64s({axis})});
+  return ctx.Op(op, {v}, {Attr("axes", std::vector<int64_t>{axis})});
+}
 
 // Y = A·B (numpy matmul): dA = dY·Bᵀ, dB = Aᵀ·dY, each summed over the batch dims its operand
 // was broadcast along. A 1-D A is a row [1, K] whose M axis Y lacks; a 1-D B a column [K, 1]
@@ -26,20 +35,22 @@ Status MatMulGradient(GradientContext& ctx) {
     if (ctx.needs_grad(1)) ZG_RETURN_IF_ERROR(ctx.SetInputGrad(1, ctx.Op("Mul", {dy, a})));
     return Status::Ok();
   }
-  Value* a2 = a_vector ? ctx.Op("Unsqueeze", {a, ctx.Int64s({0})}) : a;
-  Value* b2 = b_vector ? ctx.Op("Unsqueeze", {b, ctx.Int64s({1})}) : b;
-  Value* dy2 = a_vector ? ctx.Op("Unsqueeze", {dy, ctx.Int64s({-1 - (b_vector ? 0 : 1)})}) : dy;
-  if (b_vector) dy2 = ctx.Op("Unsqueeze", {dy2, ctx.Int64s({-1})});
+  // Y lacks A's M axis (second to last) or B's N axis (last).
+  Value* a2 = a_vector ? OneAxisOp(ctx, "Unsqueeze", a, 0) : a;
+  Value* b2 = b_vector ? OneAxisOp(ctx, "Unsqueeze", b, 1) : b;
+  Value* dy2 = a_vector   ? OneAxisOp(ctx, "Unsqueeze", dy, -2)
+               : b_vector ? OneAxisOp(ctx, "Unsqueeze", dy, -1)
+                          : dy;
   if (ctx.needs_grad(0)) {
     Value* da = ctx.ReduceToShapeOf(
         ctx.Op({kMicrosoftDomain, "FusedMatMul"}, {dy2, b2}, {Attr("transB", 1)}), *a2);
-    if (a_vector) da = ctx.Op("Squeeze", {da, ctx.Int64s({0})});
+    if (a_vector) da = OneAxisOp(ctx, "Squeeze", da, 0);
     ZG_RETURN_IF_ERROR(ctx.SetInputGrad(0, da));
   }
   if (ctx.needs_grad(1)) {
     Value* db = ctx.ReduceToShapeOf(
         ctx.Op({kMicrosoftDomain, "FusedMatMul"}, {a2, dy2}, {Attr("transA", 1)}), *b2);
-    if (b_vector) db = ctx.Op("Squeeze", {db, ctx.Int64s({1})});
+    if (b_vector) db = OneAxisOp(ctx, "Squeeze", db, 1);
     ZG_RETURN_IF_ERROR(ctx.SetInputGrad(1, db));
   }
   return Status::Ok();

@@ -1,9 +1,13 @@
 #include "passes/autodiff/value_shapes.h"
 
 #include <cstddef>
+#include <cstring>
 #include <span>
+#include <string_view>
+#include <unordered_map>
 #include <utility>
 
+#include "zerograph/core/num_elements.h"
 #include "zerograph/core/str_cat.h"
 #include "zerograph/ir/graph.h"
 #include "zerograph/ir/node.h"
@@ -16,8 +20,8 @@ namespace {
 
 // Distinct primes for the symbolic dims of the graph inputs, one list per probe set; the lists
 // share no number, so every symbolic dim differs between the two runs.
-constexpr int64_t kProbes[2][8] = {{7, 11, 13, 17, 19, 23, 29, 31},
-                                   {101, 103, 107, 109, 113, 127, 131, 137}};
+constexpr int64_t kProbes[2][12] = {{7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47},
+                                    {101, 103, 107, 109, 113, 127, 131, 137, 139, 149, 151, 157}};
 
 // The recorded spec of `value`, when its type has every dimension.
 std::optional<TensorSpec> RecordedSpec(const Value& value) {
@@ -28,6 +32,9 @@ std::optional<TensorSpec> RecordedSpec(const Value& value) {
   }
   return TensorSpec{type->dtype, *type->dims};
 }
+
+// Shapes and the index lists made from them are short; a longer int64 tensor is data.
+constexpr int64_t kMaxFoldedElements = 64;
 
 std::optional<HostValue> InitializerValue(const Value& value) {
   const Tensor* tensor = value.initializer();
@@ -55,19 +62,32 @@ const TensorSpec* ValueShapes::probed(const Value& value, int probe) const {
 StatusOr<ValueShapes> ValueShapes::Infer(const Graph& graph) {
   ValueShapes shapes;
   for (auto& specs : shapes.specs_) specs.resize(static_cast<size_t>(graph.value_id_bound()));
+  // The probe index of each symbolic dim: one per name, a new one per unnamed dim.
+  std::unordered_map<std::string_view, size_t> named;
   size_t next_probe = 0;
   for (const Value* input : graph.inputs()) {
     std::optional<TensorType> type = input->type();
     if (!type || type->dtype == DataType::kUndefined || !type->dims) continue;
+    const std::vector<std::string_view> names = input->dim_params();
+    std::vector<size_t> probe_of(type->dims->size());
+    for (size_t i = 0; i < probe_of.size(); ++i) {
+      if ((*type->dims)[i] >= 0) continue;
+      const std::string_view name = i < names.size() ? names[i] : std::string_view();
+      if (name.empty()) {
+        probe_of[i] = next_probe++;
+      } else {
+        auto [it, added] = named.emplace(name, next_probe);
+        next_probe += added ? 1 : 0;
+        probe_of[i] = it->second;
+      }
+    }
     for (int probe = 0; probe < 2; ++probe) {
       TensorSpec spec{type->dtype, *type->dims};
-      size_t k = next_probe;
-      for (int64_t& d : spec.shape) {
-        if (d < 0) d = kProbes[probe][k++ % std::size(kProbes[probe])];
+      for (size_t i = 0; i < spec.shape.size(); ++i) {
+        if (spec.shape[i] < 0) spec.shape[i] = kProbes[probe][probe_of[i] % std::size(kProbes[0])];
       }
       shapes.slot(*input, probe) = std::move(spec);
     }
-    for (int64_t d : *type->dims) next_probe += d < 0 ? 1 : 0;
   }
   for (const Value* initializer : graph.initializers()) shapes.AddInitializer(*initializer);
   for (const Node* node : graph.nodes()) ZG_RETURN_IF_ERROR(shapes.InferNode(*node));
@@ -78,6 +98,71 @@ void ValueShapes::AddInitializer(const Value& initializer) {
   std::optional<TensorSpec> spec = RecordedSpec(initializer);
   slot(initializer, 0) = spec;
   slot(initializer, 1) = std::move(spec);
+  const Tensor& tensor = *initializer.initializer();
+  if (tensor.dtype() != DataType::kInt64 || tensor.numel() > kMaxFoldedElements) return;
+  StatusOr<std::span<const std::byte>> bytes = tensor.Bytes();
+  if (!bytes.ok()) return;
+  std::vector<int64_t> values(static_cast<size_t>(tensor.numel()));
+  std::memcpy(values.data(), bytes->data(), values.size() * sizeof(int64_t));
+  int_values_[0][initializer.id()] = values;
+  int_values_[1][initializer.id()] = std::move(values);
+}
+
+const std::vector<int64_t>* ValueShapes::int_values(const Value& value, int probe) const {
+  const auto& values = int_values_[static_cast<size_t>(probe)];
+  auto it = values.find(value.id());
+  return it == values.end() ? nullptr : &it->second;
+}
+
+void ValueShapes::FoldShapeValues(const Node& node, int probe,
+                                  std::span<const TensorSpec* const> inputs) {
+  const Value* output = node.num_outputs() == 1 ? node.output(0) : nullptr;
+  const TensorSpec* spec = output != nullptr ? probed(*output, probe) : nullptr;
+  if (spec == nullptr || spec->dtype != DataType::kInt64 || spec->shape.size() > 1 ||
+      NumElements(spec->shape) > kMaxFoldedElements) {
+    return;
+  }
+  auto input_values = [&](size_t i) {
+    const Value* input = i < node.num_inputs() ? node.input(i) : nullptr;
+    return input != nullptr ? int_values(*input, probe) : nullptr;
+  };
+  std::optional<std::vector<int64_t>> values;
+  const OpContract* contract = node.contract();
+  if (contract != nullptr && contract->values_from_shapes != nullptr) {
+    StatusOr<std::vector<int64_t>> computed =
+        contract->values_from_shapes(ShapeContext{&node, inputs, {}, /*nranks=*/1});
+    if (computed.ok()) values = std::move(*computed);
+  } else if (node.domain().empty() && (node.op_type() == "Unsqueeze" ||
+                                       node.op_type() == "Squeeze" || node.op_type() == "Reshape" ||
+                                       node.op_type() == "Cast" || node.op_type() == "Identity")) {
+    if (const std::vector<int64_t>* in = input_values(0)) values = *in;
+  } else if (node.Is("", "Concat")) {
+    values.emplace();
+    for (size_t i = 0; i < node.num_inputs() && values; ++i) {
+      const std::vector<int64_t>* in = input_values(i);
+      if (in == nullptr) values.reset();
+      if (in != nullptr) values->insert(values->end(), in->begin(), in->end());
+    }
+  } else if (node.Is("", "Gather") && node.GetInt("axis").value_or(0) == 0) {
+    const std::vector<int64_t>* data = input_values(0);
+    const std::vector<int64_t>* indices = input_values(1);
+    if (data != nullptr && indices != nullptr) {
+      values.emplace();
+      const auto n = static_cast<int64_t>(data->size());
+      for (int64_t index : *indices) {
+        if (index < -n || index >= n) return;
+        values->push_back((*data)[static_cast<size_t>(index < 0 ? index + n : index)]);
+      }
+    }
+  }
+  if (values && static_cast<int64_t>(values->size()) == NumElements(spec->shape)) {
+    int_values_[static_cast<size_t>(probe)][output->id()] = std::move(*values);
+  }
+}
+
+void ValueShapes::BindInput(const Value& input, TensorSpec probe0, TensorSpec probe1) {
+  slot(input, 0) = std::move(probe0);
+  slot(input, 1) = std::move(probe1);
 }
 
 Status ValueShapes::InferNode(const Node& node) {
@@ -85,6 +170,12 @@ Status ValueShapes::InferNode(const Node& node) {
   std::vector<const TensorSpec*> inputs(node.num_inputs());
   std::vector<std::optional<HostValue>> host_values(node.num_inputs());
   std::vector<const HostValue*> values(node.num_inputs());
+  // Slots for the outputs first: making one may grow the tables `inputs` points into.
+  for (const Value* output : node.outputs()) {
+    if (output == nullptr) continue;
+    slot(*output, 0);
+    slot(*output, 1);
+  }
   for (int probe = 0; probe < 2; ++probe) {
     // Known when every input is, and so is the value of every host-read input.
     bool known = contract != nullptr;
@@ -95,6 +186,11 @@ Status ValueShapes::InferNode(const Node& node) {
       known = inputs[i] != nullptr;
       if (known && contract->IsHostInput(i)) {
         host_values[i] = InitializerValue(*input);
+        if (const std::vector<int64_t>* folded = int_values(*input, probe);
+            !host_values[i] && folded != nullptr) {
+          host_values[i] = HostValue{DataType::kInt64, inputs[i]->shape,
+                                     std::as_bytes(std::span<const int64_t>(*folded))};
+        }
         known = host_values[i].has_value();
         values[i] = known ? &*host_values[i] : nullptr;
       }
@@ -117,6 +213,7 @@ Status ValueShapes::InferNode(const Node& node) {
                              : specs  ? std::optional<TensorSpec>(std::move((*specs)[o]))
                                       : std::nullopt;
     }
+    if (specs) FoldShapeValues(node, probe, inputs);
   }
   return Status::Ok();
 }

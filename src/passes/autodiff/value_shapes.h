@@ -4,6 +4,8 @@
 #include <array>
 #include <deque>
 #include <optional>
+#include <span>
+#include <unordered_map>
 #include <vector>
 
 #include "zerograph/core/status.h"
@@ -22,7 +24,8 @@ namespace zerograph::autodiff {
 //
 // Shape inference needs every dimension, so a symbolic dimension of a graph input is bound to a
 // probe: the graph is inferred twice, with the unknown dims set to distinct primes (7, 11, 13, ...)
-// and then to other primes (101, 103, ...). A dim that is the same in both runs does not depend on
+// and then to other primes (101, 103, ...); dims of one name (dim_param "batch") share a prime,
+// since the model says they are equal. A dim that is the same in both runs does not depend on
 // the symbolic ones and is reported exactly; one that differs (batch, batch·seq) is reported as
 // TensorType::kUnknownDim. Probes are > 1, so a probed dim is never mistaken for a broadcast 1.
 // Both runs are one walk of the schedule; each node added later is inferred once when it is made.
@@ -37,6 +40,9 @@ class ValueShapes {
 
   // Records an initializer added after Infer.
   void AddInitializer(const Value& initializer);
+  // Binds a graph input added after Infer to a spec per probe set (a label whose dims are the
+  // prediction's: the same probes, so the loss's shapes agree).
+  void BindInput(const Value& input, TensorSpec probe0, TensorSpec probe1);
 
   // Recorded type where it has every dim, else the probes' agreement, else what is recorded.
   // The reference stays valid while this object lives.
@@ -48,9 +54,17 @@ class ValueShapes {
  private:
   ValueShapes() = default;
   std::optional<TensorSpec>& slot(const Value& value, int probe);
+  // Computes the values of `node`'s output when it is a small int64 tensor made from shapes.
+  void FoldShapeValues(const Node& node, int probe, std::span<const TensorSpec* const> inputs);
+  const std::vector<int64_t>* int_values(const Value& value, int probe) const;
 
   // By value id, one table per probe set.
   std::array<std::vector<std::optional<TensorSpec>>, 2> specs_;
+  // The values of small int64 tensors known before running, by value id, per probe set: int64
+  // initializers, and what the rules compute from shapes (Shape, Size, then Gather, Concat,
+  // Unsqueeze, Squeeze, Reshape, Cast of those), which Reshape's and Expand's shape functions
+  // read. As the executor folds them while planning, so shapes follow through them here.
+  std::array<std::unordered_map<int64_t, std::vector<int64_t>>, 2> int_values_;
   // type()'s answers by value id, made on first request; a deque keeps references stable.
   mutable std::deque<std::optional<TensorType>> types_;
 };

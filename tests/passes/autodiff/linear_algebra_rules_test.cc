@@ -118,5 +118,15 @@ TEST_F(LinearAlgebraRulesTest, ChainOfProducts) {
   Check(b_.Op("Gemm", {h, Param("w2", {4, 2}), Param("b2", {2})}, "y"));
 }
 
+// Before opset 13 Unsqueeze, Squeeze and ReduceSum take their axes as an attribute.
+TEST_F(LinearAlgebraRulesTest, VectorOperandsAtOpset11) {
+  graph_ = std::make_unique<Graph>();
+  GraphBuilder b(*graph_, /*default_opset=*/11);
+  Value* a = b.Initializer("a", {2, 3, 4}, RandomValues(24, 1));
+  b.Output(b.Op("MatMul", {b.Initializer("v", {3}, RandomValues(3, 2)), a}, "y"));
+  b.Output(b.Op("MatMul", {a, b.Initializer("w", {4}, RandomValues(4, 3))}, "z"));
+  ExpectGradientsMatchFiniteDifferences(std::move(graph_));
+}
+
 }  // namespace
 }  // namespace zerograph::autodiff
