@@ -379,6 +379,15 @@ Status GatherElementsGrad(GradientContext& ctx) {
                 {Attr("axis", axis), Attr("reduction", "add")}));
 }
 
+// Trilu keeps a triangle and zeros the rest, linear in X: dX = the same triangle of dY.
+Status TriluGrad(GradientContext& ctx) {
+  ZG_ASSIGN_OR_RETURN(const int64_t upper, ContractInt(ctx.node(), "upper"));
+  Value* inputs[] = {ctx.output_grad(0), ctx.input(1)};
+  const size_t num_inputs = ctx.input(1) != nullptr ? 2 : 1;
+  Node* grad = ctx.AddNode("Trilu", std::span(inputs, num_inputs), 1, {Attr("upper", upper)});
+  return ctx.SetInputGrad(0, grad->output(0));
+}
+
 constexpr GradientRuleEntry kRules[] = {
     {"", "Reshape", ReshapeGrad},     {"", "Flatten", ReshapeGrad},
     {"", "Squeeze", ReshapeGrad},     {"", "Unsqueeze", ReshapeGrad},
@@ -386,6 +395,7 @@ constexpr GradientRuleEntry kRules[] = {
     {"", "Concat", ConcatGrad},       {"", "Split", SplitGrad},
     {"", "Slice", SliceGrad},         {"", "Tile", TileGrad},
     {"", "Gather", GatherGrad},       {"", "GatherElements", GatherElementsGrad},
+    {"", "Trilu", TriluGrad},
 };
 
 }  // namespace

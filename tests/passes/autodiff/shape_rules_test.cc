@@ -152,6 +152,15 @@ TEST_F(ShapeRulesTest, SliceAttributes) {
            {Attr("starts", std::vector<int64_t>{1, 0}), Attr("ends", std::vector<int64_t>{3, 2})}));
 }
 
+// --- Trilu: the same triangle of dY.
+
+// The upper triangle from the diagonal up (default), and the lower one below diagonal -1, of a
+// batch of matrices.
+TEST_F(ShapeRulesTest, TriluUpper) { Check(Op("Trilu", {Param("x", {2, 3, 4})})); }
+TEST_F(ShapeRulesTest, TriluLowerWithK) {
+  Check(Op("Trilu", {Param("x", {3, 4}), Ints("k", {}, {-1})}, {Attr("upper", 0)}));
+}
+
 // --- Tile and the gathers.
 
 // Tile by [2, 1, 3]: each copy's gradient is summed.
