@@ -151,7 +151,7 @@ Status DropoutGrad(GradientContext& ctx) {
   if (!ctx.needs_grad(0)) return Status::Ok();
   const Node& node = ctx.node();
   const bool training_input = node.num_inputs() > 2 && node.input(2) != nullptr;
-  if (node.contract()->since_version < 12 || !training_input) {
+  if (node.contract() == nullptr || node.contract()->since_version < 12 || !training_input) {
     return ctx.SetInputGrad(0, ctx.output_grad(0));
   }
   if (node.num_outputs() > 1 && node.output(1) != nullptr) {

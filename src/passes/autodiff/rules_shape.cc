@@ -3,8 +3,8 @@
 // of them), which the executor computes while planning: no backward node keeps a forward
 // activation alive just for its shape. Integer inputs (shapes, axes, indices) get no gradient.
 //
-// Backward nodes use the input forms of opset 13 (Split's split, ReduceSum's axes) and
-// ScatterElements-16's reduction (GatherElements); a graph of an older opset is refused by name.
+// Backward nodes take the form of the graph's opset (Split's sizes and ReduceSum's axes are inputs
+// from 13 on, attributes before); GatherElements' gradient needs ScatterElements-16's reduction.
 
 #include <algorithm>
 #include <cstdint>
@@ -12,6 +12,7 @@
 #include <optional>
 #include <span>
 #include <string_view>
+#include <variant>
 #include <vector>
 
 #include "passes/autodiff/gradient_rule.h"
@@ -110,16 +111,6 @@ Value* Zeros(GradientContext& ctx, std::span<const int64_t> dims, Value& of, con
   return Zeros(ctx, ShapeValue(ctx, dims, of), like);
 }
 
-// Backward nodes take the forms of newer opsets (Split's split input, ReduceSum's axes input,
-// ScatterElements' reduction): an older graph is refused rather than given wrong nodes.
-Status CheckOpsetForm(const Node& made, int since_version) {
-  const OpContract* contract = made.contract();
-  ZG_RETURN_IF_NOT(contract != nullptr && contract->since_version >= since_version, "the gradient ",
-                   "needs ", made.op_type(), "-", since_version, " or newer; the graph's opset ",
-                   "selects ", contract != nullptr ? contract->ToString() : "none");
-  return Status::Ok();
-}
-
 // The integers of a host-read input, which must be an initializer.
 StatusOr<std::vector<int64_t>> ConstantInts(const Value& value, std::string_view what) {
   const Tensor* tensor = value.initializer();
@@ -156,23 +147,35 @@ Status ExpandGrad(GradientContext& ctx) {
   return ctx.SetInputGrad(0, ctx.ReduceToShapeOf(ctx.output_grad(0), *ctx.input(0)));
 }
 
-// dY split back into the inputs' sizes along the axis.
+// dY split back into the inputs' sizes along the axis (sizes known only when the graph runs need
+// Split-13's sizes input).
 Status ConcatGrad(GradientContext& ctx) {
   const Node& node = ctx.node();
   ZG_ASSIGN_OR_RETURN(const int64_t attr, ContractInt(node, "axis"));
   ZG_ASSIGN_OR_RETURN(const int64_t axis, NormalizeAxis(attr, ctx.rank(*ctx.output(0))));
-  DimsBuilder sizes(ctx);
-  for (Value* input : node.inputs()) {
-    const int64_t dim = DimsOf(ctx, *input)[static_cast<size_t>(axis)];
-    if (dim == kUnknown) {
-      sizes.RunTime(*input, axis);
-    } else {
-      sizes.Static(dim);
+  std::vector<int64_t> sizes;
+  for (Value* input : node.inputs())
+    sizes.push_back(DimsOf(ctx, *input)[static_cast<size_t>(axis)]);
+  const bool symbolic = std::find(sizes.begin(), sizes.end(), kUnknown) != sizes.end();
+  Node* split;
+  if (ctx.opset() >= 13) {
+    DimsBuilder split_sizes(ctx);
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      if (sizes[i] == kUnknown) {
+        split_sizes.RunTime(*node.input(i), axis);
+      } else {
+        split_sizes.Static(sizes[i]);
+      }
     }
+    Value* inputs[] = {ctx.output_grad(0), split_sizes.Build()};
+    split = ctx.AddNode("Split", inputs, node.num_inputs(), {Attr("axis", axis)});
+  } else {
+    ZG_RETURN_IF_NOT(!symbolic, "Concat along a symbolic dim needs opset 13 for its gradient ",
+                     "(Split's sizes as an input); the graph's opset is ", ctx.opset());
+    Value* inputs[] = {ctx.output_grad(0)};
+    split = ctx.AddNode("Split", inputs, node.num_inputs(),
+                        {Attr("axis", axis), Attr("split", std::move(sizes))});
   }
-  Value* inputs[] = {ctx.output_grad(0), sizes.Build()};
-  Node* split = ctx.AddNode("Split", inputs, node.num_inputs(), {Attr("axis", axis)});
-  ZG_RETURN_IF_ERROR(CheckOpsetForm(*split, 13));
   for (size_t i = 0; i < node.num_inputs(); ++i) {
     if (ctx.needs_grad(i)) ZG_RETURN_IF_ERROR(ctx.SetInputGrad(i, split->output(i)));
   }
@@ -193,8 +196,7 @@ Status SplitGrad(GradientContext& ctx) {
   return ctx.SetInputGrad(0, ctx.AddNode("Concat", parts, 1, {Attr("axis", axis)})->output(0));
 }
 
-// One axis of a Slice as its inputs give it (indices from the back negative), and what it reads
-// when the dim is static.
+// One axis of a Slice as its inputs give it (indices from the back negative).
 struct AxisSlice {
   int64_t axis = 0;
   int64_t start = 0;
@@ -235,14 +237,15 @@ StatusOr<std::vector<AxisSlice>> AxisSlicesOf(const Node& node, int64_t rank) {
   return slices;
 }
 
-// An end past any dim a graph runs with: "to the end" (INT64_MAX, INT32_MAX in exporters).
-constexpr int64_t kToTheEnd = int64_t{1} << 31;
+// A bound past any dim a graph runs with: "to the end" (exporters write INT64_MAX or INT32_MAX)
+// or, negated, "from the start".
+constexpr int64_t kPastAnyDim = int64_t{1} << 30;
 
 // dX = dY put back where Slice read it, zeros elsewhere, one axis at a time. Along a step-1 axis,
 // a Concat of zeros before, dY, zeros after; along a strided one, a Gather from dY with one
 // slab of zeros appended, which each position Slice skipped reads. Along a symbolic dim (step 1
-// only), the zero blocks' lengths are computed from X's shape when the graph runs, assuming the
-// bounds fall inside the dim.
+// only), a zero block's length that depends on the dim is computed from X's shape when the graph
+// runs, assuming the bounds fall inside the dim.
 Status SliceGrad(GradientContext& ctx) {
   Value& x = *ctx.input(0);
   const std::vector<int64_t> x_dims = DimsOf(ctx, x);
@@ -254,14 +257,15 @@ Status SliceGrad(GradientContext& ctx) {
   for (const AxisSlice& slice : slices) {
     const auto a = static_cast<size_t>(slice.axis);
     const int64_t full = x_dims[a];
-    // The zeros before and after dY along the axis: a count, or a computed count.
-    auto zeros = [&](int64_t count, Value* computed) {
+    // Zeros of grad's shape but `count` long along the axis: a number, or a value computed when
+    // the graph runs.
+    auto zeros = [&](std::variant<int64_t, Value*> count) {
       DimsBuilder shape(ctx);
       for (size_t d = 0; d < dims.size(); ++d) {
-        if (d == a && computed != nullptr) {
-          shape.Computed(computed);
+        if (d == a && std::holds_alternative<Value*>(count)) {
+          shape.Computed(std::get<Value*>(count));
         } else if (d == a) {
-          shape.Static(count);
+          shape.Static(std::get<int64_t>(count));
         } else if (dims[d] == kUnknown) {
           shape.RunTime(*grad, static_cast<int64_t>(d));
         } else {
@@ -270,11 +274,11 @@ Status SliceGrad(GradientContext& ctx) {
       }
       return Zeros(ctx, shape.Build(), x);
     };
-    auto pad = [&](std::initializer_list<Value*> blocks) {
+    auto pad = [&](Value* before, Value* after) {
       std::vector<Value*> parts;
-      for (Value* block : blocks) {
-        if (block != nullptr) parts.push_back(block);
-      }
+      if (before != nullptr) parts.push_back(before);
+      parts.push_back(grad);
+      if (after != nullptr) parts.push_back(after);
       grad = ctx.AddNode("Concat", parts, 1, {Attr("axis", slice.axis)})->output(0);
       dims[a] = full;
     };
@@ -282,18 +286,19 @@ Status SliceGrad(GradientContext& ctx) {
       ZG_RETURN_IF_NOT(slice.step == 1, "Slice with step ", slice.step, " along symbolic dim ",
                        slice.axis, " has no gradient rule");
       // X's dim plus `offset`, when the graph runs.
-      auto dim_plus = [&](int64_t offset) {
+      auto dim_plus = [&](int64_t offset) -> Value* {
         DimsBuilder dim(ctx);
         dim.RunTime(x, slice.axis);
         return ctx.Op("Add", {dim.Build(), ctx.Int64s({offset})});
       };
-      Value* before = slice.start > 0   ? zeros(slice.start, nullptr)
-                      : slice.start < 0 ? zeros(0, dim_plus(slice.start))
-                                        : nullptr;
-      Value* after = slice.end >= kToTheEnd ? nullptr
-                     : slice.end < 0        ? zeros(-slice.end, nullptr)
-                                            : zeros(0, dim_plus(-slice.end));
-      pad({before, grad, after});
+      const int64_t start = slice.start;
+      const int64_t end = slice.end;
+      ZG_RETURN_IF_NOT(end > -kPastAnyDim, "Slice ending at ", end, " is empty");
+      Value* before = start > 0                           ? zeros(start)
+                      : start > -kPastAnyDim && start < 0 ? zeros(dim_plus(start))
+                                                          : nullptr;
+      Value* after = end >= kPastAnyDim ? nullptr : end < 0 ? zeros(-end) : zeros(dim_plus(-end));
+      pad(before, after);
       continue;
     }
     const int64_t one[] = {slice.axis};
@@ -307,14 +312,13 @@ Status SliceGrad(GradientContext& ctx) {
     if (start == 0 && step == 1 && taken == full) continue;
     if (step == 1) {
       const int64_t after = full - start - taken;
-      pad({start > 0 ? zeros(start, nullptr) : nullptr, grad,
-           after > 0 ? zeros(after, nullptr) : nullptr});
+      pad(start > 0 ? zeros(start) : nullptr, after > 0 ? zeros(after) : nullptr);
       continue;
     }
     // Position p of X reads grad's element j where p = start + j·step, else the zeros at `taken`.
     std::vector<int64_t> source(static_cast<size_t>(full), taken);
     for (int64_t j = 0; j < taken; ++j) source[static_cast<size_t>(start + j * step)] = j;
-    Value* padded = ctx.Op("Concat", {grad, zeros(1, nullptr)}, {Attr("axis", slice.axis)});
+    Value* padded = ctx.Op("Concat", {grad, zeros(int64_t{1})}, {Attr("axis", slice.axis)});
     grad = ctx.Op("Gather", {padded, ctx.Int64s(source)}, {Attr("axis", slice.axis)});
     dims[a] = full;
   }
@@ -345,10 +349,13 @@ Status TileGrad(GradientContext& ctx) {
       split.Static(dims[d]);
     }
   }
-  Value* inputs[] = {ctx.Op("Reshape", {ctx.output_grad(0), split.Build()}), ctx.Int64s(sum_axes)};
-  Node* sum = ctx.AddNode("ReduceSum", inputs, 1, {Attr("keepdims", 0)});
-  ZG_RETURN_IF_ERROR(CheckOpsetForm(*sum, 13));
-  return ctx.SetInputGrad(0, sum->output(0));
+  Value* copies = ctx.Op("Reshape", {ctx.output_grad(0), split.Build()});
+  if (ctx.opset() >= 13) {
+    return ctx.SetInputGrad(
+        0, ctx.Op("ReduceSum", {copies, ctx.Int64s(sum_axes)}, {Attr("keepdims", 0)}));
+  }
+  return ctx.SetInputGrad(
+      0, ctx.Op("ReduceSum", {copies}, {Attr("axes", std::move(sum_axes)), Attr("keepdims", 0)}));
 }
 
 // dX = GatherGrad(shape of X, indices, dY): dY's rows summed into the rows they came from.
@@ -362,13 +369,23 @@ Status GatherGrad(GradientContext& ctx) {
 
 // dX = zeros with dY added at the indices (ScatterElements, reduction add: repeats sum).
 Status GatherElementsGrad(GradientContext& ctx) {
+  ZG_RETURN_IF_NOT(ctx.opset() >= 16, "GatherElements' gradient adds with ScatterElements-16's ",
+                   "reduction; the graph's opset is ", ctx.opset());
   Value& x = *ctx.input(0);
   ZG_ASSIGN_OR_RETURN(const int64_t axis, ContractInt(ctx.node(), "axis"));
-  Value* inputs[] = {Zeros(ctx, DimsOf(ctx, x), x, x), ctx.input(1), ctx.output_grad(0)};
-  Node* scatter =
-      ctx.AddNode("ScatterElements", inputs, 1, {Attr("axis", axis), Attr("reduction", "add")});
-  ZG_RETURN_IF_ERROR(CheckOpsetForm(*scatter, 16));
-  return ctx.SetInputGrad(0, scatter->output(0));
+  return ctx.SetInputGrad(
+      0, ctx.Op("ScatterElements",
+                {Zeros(ctx, DimsOf(ctx, x), x, x), ctx.input(1), ctx.output_grad(0)},
+                {Attr("axis", axis), Attr("reduction", "add")}));
+}
+
+// Trilu keeps a triangle and zeros the rest, linear in X: dX = the same triangle of dY.
+Status TriluGrad(GradientContext& ctx) {
+  ZG_ASSIGN_OR_RETURN(const int64_t upper, ContractInt(ctx.node(), "upper"));
+  Value* inputs[] = {ctx.output_grad(0), ctx.input(1)};
+  const size_t num_inputs = ctx.input(1) != nullptr ? 2 : 1;
+  Node* grad = ctx.AddNode("Trilu", std::span(inputs, num_inputs), 1, {Attr("upper", upper)});
+  return ctx.SetInputGrad(0, grad->output(0));
 }
 
 constexpr GradientRuleEntry kRules[] = {
@@ -378,6 +395,7 @@ constexpr GradientRuleEntry kRules[] = {
     {"", "Concat", ConcatGrad},       {"", "Split", SplitGrad},
     {"", "Slice", SliceGrad},         {"", "Tile", TileGrad},
     {"", "Gather", GatherGrad},       {"", "GatherElements", GatherElementsGrad},
+    {"", "Trilu", TriluGrad},
 };
 
 }  // namespace

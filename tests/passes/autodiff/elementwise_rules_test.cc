@@ -1,4 +1,5 @@
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -132,6 +133,13 @@ TEST_F(ElementwiseRulesTest, DropoutTrainingWithoutMask) {
         Options({"ratio"}));
 }
 
+// Dropout-12 with training_mode false: DropoutGrad passes dY through.
+TEST_F(ElementwiseRulesTest, DropoutTrainingModeFalse) {
+  const std::string names[] = {"y", "mask"};
+  Value* const inputs[] = {Param("x", {4, 8}), nullptr, Bools("training", {}, {false})};
+  Check(b().AddNode("Dropout", inputs, names)->output(0));
+}
+
 // Dropout-12 without training_mode, and Dropout-7, run as the identity.
 TEST_F(ElementwiseRulesTest, DropoutInference) { Check(Op("Dropout", {Param("x", {4, 8})})); }
 TEST_F(ElementwiseRulesTest, DropoutBeforeOpset12) {
@@ -241,6 +249,15 @@ TEST_F(ElementwiseRulesTest, MaxTieGoesToFirst) {
 }
 // One operand: the identity.
 TEST_F(ElementwiseRulesTest, MinOneOperand) { Check(Op("Min", {Param("x", {2, 3})})); }
+
+// A leaky Relu written with Where on a comparison of the trained value: the condition carries no
+// gradient, both branches do.
+TEST_F(ElementwiseRulesTest, WhereOnComparison) {
+  Value* x = AwayFromZero("x", {3, 4});
+  Value* positive = Op("Greater", {x, b().Initializer("zero", {}, std::vector<float>{0.0f})});
+  Value* leak = Op("Mul", {x, b().Initializer("slope", {}, std::vector<float>{0.1f})});
+  Check(Op("Where", {positive, x, leak}), Options({"zero", "slope"}));
+}
 
 // Where: X gets dY where the condition holds, Y elsewhere; both broadcast.
 TEST_F(ElementwiseRulesTest, WhereBroadcast) {

@@ -85,6 +85,11 @@ TEST_F(ShapeRulesTest, Concat) {
 TEST_F(ShapeRulesTest, ConcatNegativeAxis) {
   Check(Op("Concat", {Param("a", {2, 3}), Param("b", {2, 1})}, {Attr("axis", -1)}));
 }
+// Concat-11: the gradient splits by Split-11's split attribute.
+TEST_F(ShapeRulesTest, ConcatOpset11) {
+  NewGraph(11);
+  Check(Op("Concat", {Param("a", {2, 3}), Param("b", {1, 3})}, {Attr("axis", 0)}));
+}
 // Concat of one value with itself: both halves' gradients are summed.
 TEST_F(ShapeRulesTest, ConcatSameValueTwice) {
   Value* x = Param("x", {2, 3});
@@ -147,11 +152,25 @@ TEST_F(ShapeRulesTest, SliceAttributes) {
            {Attr("starts", std::vector<int64_t>{1, 0}), Attr("ends", std::vector<int64_t>{3, 2})}));
 }
 
+// --- Trilu: the same triangle of dY.
+
+// The upper triangle from the diagonal up (default), and the lower one below diagonal -1, of a
+// batch of matrices.
+TEST_F(ShapeRulesTest, TriluUpper) { Check(Op("Trilu", {Param("x", {2, 3, 4})})); }
+TEST_F(ShapeRulesTest, TriluLowerWithK) {
+  Check(Op("Trilu", {Param("x", {3, 4}), Ints("k", {}, {-1})}, {Attr("upper", 0)}));
+}
+
 // --- Tile and the gathers.
 
 // Tile by [2, 1, 3]: each copy's gradient is summed.
 TEST_F(ShapeRulesTest, Tile) {
   Check(Op("Tile", {Param("x", {2, 3, 2}), Ints("repeats", {3}, {2, 1, 3})}));
+}
+// Tile at opset 11: ReduceSum-11 takes the repeat axes as an attribute.
+TEST_F(ShapeRulesTest, TileOpset11) {
+  NewGraph(11);
+  Check(Op("Tile", {Param("x", {2, 3}), Ints("repeats", {2}, {3, 2})}));
 }
 // Tile by ones: the identity.
 TEST_F(ShapeRulesTest, TileByOnes) {
@@ -166,6 +185,10 @@ TEST_F(ShapeRulesTest, GatherRows) {
 TEST_F(ShapeRulesTest, GatherAxis1NegativeIndex) {
   Check(Op("Gather", {Param("x", {2, 4, 3}), Ints("ids", {3}, {-1, 0, 3})}, {Attr("axis", 1)}));
 }
+// A scalar index drops the gathered axis.
+TEST_F(ShapeRulesTest, GatherScalarIndex) {
+  Check(Op("Gather", {Param("x", {4, 3}), Ints("id", {}, {2})}));
+}
 // A tied embedding: the table is gathered and multiplied with, both gradients summed.
 TEST_F(ShapeRulesTest, GatherTiedEmbedding) {
   Value* table = Param("table", {5, 3});
@@ -179,8 +202,6 @@ TEST_F(ShapeRulesTest, GatherElements) {
            {Attr("axis", 1)}));
 }
 
-// --- Opsets whose forms the backward does not use.
-
 // GatherElements' gradient adds with ScatterElements-16: a graph of opset 13 is refused by name.
 TEST_F(ShapeRulesTest, GatherElementsRefusedBeforeOpset16) {
   NewGraph(13);
@@ -190,17 +211,6 @@ TEST_F(ShapeRulesTest, GatherElementsRefusedBeforeOpset16) {
       b().graph(), std::vector<Value*>{y}, std::vector<Value*>{y}, std::vector<Value*>{x});
   ASSERT_FALSE(grads.ok());
   EXPECT_THAT(grads.status().message(), testing::HasSubstr("ScatterElements-16"));
-}
-
-// Concat's gradient splits with Split-13's split input: a graph of opset 11 is refused by name.
-TEST_F(ShapeRulesTest, ConcatRefusedBeforeOpset13) {
-  NewGraph(11);
-  Value* x = Param("x", {2, 3});
-  Value* y = Op("Concat", {x, x}, {Attr("axis", 0)});
-  StatusOr<std::vector<Value*>> grads = AppendBackward(
-      b().graph(), std::vector<Value*>{y}, std::vector<Value*>{y}, std::vector<Value*>{x});
-  ASSERT_FALSE(grads.ok());
-  EXPECT_THAT(grads.status().message(), testing::HasSubstr("Split-13"));
 }
 
 // --- Symbolic dims: the shapes the backward needs come from Shape nodes, which the executor
@@ -347,7 +357,8 @@ TEST(SymbolicDimsTest, Slice) {
 }
 
 // Slices along a symbolic dim, as a language model shifts its logits and labels: [:-1], [1:],
-// [-3:] and [1:4]; the zero blocks' lengths come from the dim when the graph runs.
+// [-3:], [1:4], [-4:] ending at INT32_MAX, [:-2] starting at INT64_MIN; the zero blocks' lengths
+// come from the dim when the graph runs.
 TEST(SymbolicDimsTest, SliceAlongSymbolicDim) {
   ExpectSymbolicMatchesStatic(
       {Floats("x", {kSym, kSym}, {2, 6})}, [](GraphBuilder& b, std::span<Value* const> in) {
@@ -355,7 +366,10 @@ TEST(SymbolicDimsTest, SliceAlongSymbolicDim) {
         auto slice = [&](int64_t start, int64_t end) {
           return b.Op("Slice", {in[0], Ints(b, {start}), Ints(b, {end}), Ints(b, {1})}, "y");
         };
-        return std::vector<Value*>{slice(0, -1), slice(1, kEnd), slice(-3, kEnd), slice(1, 4)};
+        constexpr int64_t kInt32End = std::numeric_limits<int32_t>::max();
+        constexpr int64_t kFromStart = std::numeric_limits<int64_t>::min();
+        return std::vector<Value*>{slice(0, -1), slice(1, kEnd),       slice(-3, kEnd),
+                                   slice(1, 4),  slice(-4, kInt32End), slice(kFromStart, -2)};
       });
 }
 
