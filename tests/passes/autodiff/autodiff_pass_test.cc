@@ -13,6 +13,7 @@
 #include "zerograph/ir/graph.h"
 #include "zerograph/ir/graph_builder.h"
 #include "zerograph/ir/node.h"
+#include "zerograph/ir/role_inference.h"
 #include "zerograph/ir/training_spec.h"
 #include "zerograph/ir/value.h"
 #include "zerograph/ir/verify.h"
@@ -105,6 +106,23 @@ TEST_F(AutodiffPassTest, MseAdamWMakesATrainingGraph) {
             (TensorType{DataType::kFloat32, std::vector<int64_t>{TensorType::kUnknownDim, 3}}));
 }
 
+// The roles written are the ones docs/formats.md infers for a graph without them.
+TEST_F(AutodiffPassTest, RolesAgreeWithRoleInference) {
+  AutodiffPass::Options options;
+  options.loss = AutodiffPass::Loss::kMeanSquaredError;
+  options.optimizer = AutodiffPass::Optimizer::kAdam;
+  options.weight_decay = 0.1f;
+  ASSERT_TRUE(Run(options).ok());
+  StatusOr<std::optional<TrainingSpec>> spec = ReadTrainingSpec(*graph_);
+  ASSERT_TRUE(spec.ok() && spec->has_value());
+  StatusOr<std::vector<int64_t>> inferred = InferRoleBits(*graph_, **spec);
+  ASSERT_TRUE(inferred.ok()) << inferred.status().message();
+  for (const Node* node : graph_->nodes()) {
+    EXPECT_EQ((*inferred)[static_cast<size_t>(node->id())], node->role_bits())
+        << node->name() << " (" << node->op_type() << ")";
+  }
+}
+
 // Adam with weight decay adds it to the gradient (L2); the AdamW node gets weight_decay 0, and
 // --adam-mode 1 / --no-bias-correction are written.
 TEST_F(AutodiffPassTest, AdamAddsWeightDecayToTheGradient) {
@@ -153,6 +171,31 @@ TEST_F(AutodiffPassTest, CrossEntropyLabelDropsTheClassAxis) {
   EXPECT_TRUE(loss->is_loss());
   EXPECT_EQ(loss->GetString("reduction"), "mean");
   EXPECT_EQ(loss->GetInt("ignore_index"), -1);
+}
+
+// --loss output: the graph's own scalar output is the loss; no label is added.
+TEST(AutodiffPassLossOutputTest, TrainsOnTheGraphsOwnLoss) {
+  Graph graph;
+  GraphBuilder b(graph);
+  b.SetRole(std::nullopt);
+  Value* x = b.Input("x", DataType::kFloat32, {TensorType::kUnknownDim, 4});
+  Value* y = b.Op("MatMul", {x, b.Initializer("w", {4, 2}, RandomValues(8, 1))}, "y");
+  Value* mean =
+      b.SetType(b.Op("ReduceMean", {y}, "mean", {Attr("keepdims", 0)}), DataType::kFloat32, {});
+  b.Output(y);
+  b.Output(mean);
+  AutodiffPass::Options options;
+  options.loss = AutodiffPass::Loss::kOutput;
+  options.loss_on = "mean";
+  StatusOr<bool> ran = AutodiffPass(options).Run(graph);
+  ASSERT_TRUE(ran.ok()) << ran.status().message();
+  EXPECT_TRUE(mean->producer()->is_loss());
+  EXPECT_EQ(graph.FindValue("labels"), nullptr);
+  StatusOr<std::optional<TrainingSpec>> spec = ReadTrainingSpec(graph);
+  ASSERT_TRUE(spec.ok() && spec->has_value());
+  EXPECT_EQ((*spec)->loss, "mean");
+  EXPECT_EQ((*spec)->data_inputs, (std::vector<std::string>{"x"}));
+  EXPECT_EQ(graph.outputs()[0], mean);
 }
 
 // Each refusal names its cause.
