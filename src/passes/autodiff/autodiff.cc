@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <span>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "passes/autodiff/gradient_context.h"
 #include "passes/autodiff/gradient_rule.h"

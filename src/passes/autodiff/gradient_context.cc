@@ -1,6 +1,8 @@
 #include "passes/autodiff/gradient_context.h"
 
+#include <bit>
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <string_view>
 #include <utility>
@@ -94,7 +96,8 @@ Value* BackwardBuilder::Scalar(float value, DataType dtype) {
     }
     default: {
       // 16-bit floats: a Cast of the float32 constant, itself shared, rounds as the kernels do.
-      const std::string key = StrCat("cast:", static_cast<int>(dtype), ":", value);
+      const std::string key =
+          StrCat("cast:", static_cast<int>(dtype), ":", std::bit_cast<uint32_t>(value));
       Value*& cast = constants_[key];
       if (cast == nullptr) {
         Value* wide = Scalar(value, DataType::kFloat32);
