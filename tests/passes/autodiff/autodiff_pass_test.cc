@@ -173,7 +173,8 @@ TEST_F(AutodiffPassTest, CrossEntropyLabelDropsTheClassAxis) {
   EXPECT_EQ(loss->GetInt("ignore_index"), -1);
 }
 
-// --loss output: the graph's own scalar output is the loss; no label is added.
+// --loss output: the graph's own scalar output is the loss; no label is added. The forward
+// outputs are dropped, and the node that computed only one of them is erased.
 TEST(AutodiffPassLossOutputTest, TrainsOnTheGraphsOwnLoss) {
   Graph graph;
   GraphBuilder b(graph);
@@ -184,6 +185,7 @@ TEST(AutodiffPassLossOutputTest, TrainsOnTheGraphsOwnLoss) {
       b.SetType(b.Op("ReduceMean", {y}, "mean", {Attr("keepdims", 0)}), DataType::kFloat32, {});
   b.Output(y);
   b.Output(mean);
+  b.Output(b.Op("Relu", {y}, "only_an_output"));
   AutodiffPass::Options options;
   options.loss = AutodiffPass::Loss::kOutput;
   options.loss_on = "mean";
@@ -196,6 +198,7 @@ TEST(AutodiffPassLossOutputTest, TrainsOnTheGraphsOwnLoss) {
   EXPECT_EQ((*spec)->loss, "mean");
   EXPECT_EQ((*spec)->data_inputs, (std::vector<std::string>{"x"}));
   EXPECT_EQ(graph.outputs()[0], mean);
+  for (const Node* node : graph.nodes()) EXPECT_NE(node->op_type(), "Relu");
 }
 
 // Each refusal names its cause.
