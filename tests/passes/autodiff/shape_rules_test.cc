@@ -31,6 +31,7 @@ using ShapeRulesTest = RuleTest;
 
 // --- Views: the gradient is dY reshaped back.
 
+// Reshape with an inferred dim: dY reshaped back to [2,3,4].
 TEST_F(ShapeRulesTest, Reshape) {
   Check(Op("Reshape", {Param("x", {2, 3, 4}), Ints("shape", {2}, {-1, 6})}));
 }
