@@ -48,13 +48,11 @@ BackwardBuilder::BackwardBuilder(Graph& graph, ValueShapes shapes, std::vector<b
 
 Node* BackwardBuilder::AddNode(const Node& forward, OpName op, std::span<Value* const> inputs,
                                size_t num_outputs, std::initializer_list<Attr> attrs) {
+  // Graph::AddNode makes the node's and the outputs' names unique ("X_grad", "X_grad_1", ...).
   const std::string base = GradName(forward);
-  std::vector<std::string> names;
-  names.reserve(num_outputs);
-  for (size_t o = 0; o < num_outputs; ++o) names.push_back(graph_.UniqueValueName(base));
+  const std::vector<std::string> names(num_outputs, base);
   if (!op.domain.empty() && !graph_.OpsetVersion(op.domain)) graph_.SetOpsetVersion(op.domain, 1);
-  Node* node =
-      graph_.AddNode(op.op_type, op.domain, inputs, names, graph_.UniqueNodeName(base), nullptr);
+  Node* node = graph_.AddNode(op.op_type, op.domain, inputs, names, base, nullptr);
   node->SetRole(OpRole::kBackward);
   for (const Attr& attr : attrs) GraphBuilder::SetAttr(*node, attr);
   Status inferred = shapes_.InferNode(*node);
@@ -101,10 +99,9 @@ Value* BackwardBuilder::Scalar(float value, DataType dtype) {
       Value*& cast = constants_[key];
       if (cast == nullptr) {
         Value* wide = Scalar(value, DataType::kFloat32);
-        const std::string names[] = {graph_.UniqueValueName(StrCat(wide->name(), "_cast"))};
+        const std::string names[] = {StrCat(wide->name(), "_cast")};
         Value* const inputs[] = {wide};
-        Node* node = graph_.AddNode("Cast", "", inputs, names,
-                                    graph_.UniqueNodeName(StrCat(wide->name(), "_cast")));
+        Node* node = graph_.AddNode("Cast", "", inputs, names, names[0]);
         node->SetRole(OpRole::kBackward);
         node->SetInt("to", static_cast<int64_t>(dtype));
         Status inferred = shapes_.InferNode(*node);
@@ -212,9 +209,8 @@ Value* BackwardBuilder::TakeGradient(const Value& value) {
   if (it == gradients_.end()) return nullptr;
   std::vector<Value*>& grads = it->second;
   if (grads.size() > 1) {
-    const std::string base = StrCat(value.name(), "_grad");
-    const std::string names[] = {graph_.UniqueValueName(base)};
-    Node* sum = graph_.AddNode("Sum", "", grads, names, graph_.UniqueNodeName(base));
+    const std::string names[] = {StrCat(value.name(), "_grad")};
+    Node* sum = graph_.AddNode("Sum", "", grads, names, names[0]);
     sum->SetRole(OpRole::kBackward);
     Status inferred = shapes_.InferNode(*sum);
     if (!inferred.ok() && error_.ok()) error_ = std::move(inferred);
