@@ -266,7 +266,7 @@ be linear. `rewrite-graph --train`'s autodiff pass (loss, backward, one AdamW, m
 forward graph of pre-LayerNorm transformer blocks (23 nodes each: LayerNorm, Q/K/V MatMuls with
 Reshape and Transpose into heads, Softmax attention, the output projection, a residual Add, a
 Relu MLP), the op mix of exported language models, with a symbolic batch dim as exporters write
-it. It adds about 2.3 backward and optimizer nodes per forward node. Medians, the two columns
+it. It adds about 2.5 backward and optimizer nodes per forward node. Medians, the two columns
 measured alternating in one process.
 
 EOF
