@@ -44,7 +44,10 @@ Value* GradientContext::output(size_t i) const {
 }
 
 BackwardBuilder::BackwardBuilder(Graph& graph, ValueShapes shapes, std::vector<bool> needs_grad)
-    : graph_(graph), shapes_(std::move(shapes)), needs_grad_(std::move(needs_grad)) {}
+    : graph_(graph),
+      shapes_(std::move(shapes)),
+      needs_grad_(std::move(needs_grad)),
+      gradient_(needs_grad_.size()) {}
 
 Node* BackwardBuilder::AddNode(const Node& forward, OpName op, std::span<Value* const> inputs,
                                size_t num_outputs, std::initializer_list<Attr> attrs) {
@@ -200,25 +203,33 @@ Status BackwardBuilder::AddGradient(std::string_view source, const Value& value,
                  ShapeToString(want->shape), ") a gradient of ", DataTypeName(got->dtype),
                  ShapeToString(got->shape));
   }
-  gradients_[value.id()].push_back(grad);
+  ZG_RET_CHECK(needs_grad(value), source, " gives '", value.name(), "' a gradient it needs not");
+  Value*& first = gradient_[static_cast<size_t>(value.id())];
+  if (first == nullptr) {
+    first = grad;
+  } else {
+    more_gradients_[value.id()].push_back(grad);
+  }
   return Status::Ok();
 }
 
 Value* BackwardBuilder::TakeGradient(const Value& value) {
-  auto it = gradients_.find(value.id());
-  if (it == gradients_.end()) return nullptr;
-  std::vector<Value*>& grads = it->second;
-  if (grads.size() > 1) {
-    const std::string names[] = {StrCat(value.name(), "_grad")};
-    Node* sum = graph_.AddNode("Sum", "", grads, names, names[0]);
-    sum->SetRole(OpRole::kBackward);
-    Status inferred = shapes_.InferNode(*sum);
-    if (!inferred.ok() && error_.ok()) error_ = std::move(inferred);
-    // Kept as the one gradient: a value both trained and computed from another trained value is
-    // asked for again at the end.
-    grads.assign(1, sum->output(0));
-  }
-  return grads[0];
+  if (!needs_grad(value)) return nullptr;
+  Value*& grad = gradient_[static_cast<size_t>(value.id())];
+  auto more = more_gradients_.find(value.id());
+  if (grad == nullptr || more == more_gradients_.end()) return grad;
+  std::vector<Value*> grads = {grad};
+  grads.insert(grads.end(), more->second.begin(), more->second.end());
+  more_gradients_.erase(more);
+  const std::string names[] = {StrCat(value.name(), "_grad")};
+  Node* sum = graph_.AddNode("Sum", "", grads, names, names[0]);
+  sum->SetRole(OpRole::kBackward);
+  Status inferred = shapes_.InferNode(*sum);
+  if (!inferred.ok() && error_.ok()) error_ = std::move(inferred);
+  // Kept as the one gradient: a value both trained and computed from another trained value is
+  // asked for again at the end.
+  grad = sum->output(0);
+  return grad;
 }
 
 Status BackwardBuilder::TakeError() { return std::exchange(error_, Status::Ok()); }
