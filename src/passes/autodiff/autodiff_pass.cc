@@ -156,7 +156,15 @@ StatusOr<bool> AutodiffPass::RunImpl(Graph& graph) {
   if (loss.label != nullptr) BindLabel(*prediction, *loss.label, options_.loss, shapes);
   for (Node* node = last_forward != nullptr ? last_forward->next() : graph.first_node();
        node != nullptr; node = node->next()) {
-    ZG_RETURN_IF_ERROR(shapes.InferNode(*node));
+    Status inferred = shapes.InferNode(*node);
+    if (!inferred.ok()) {
+      return std::move(inferred).WithContext(
+          loss.label == nullptr
+              ? StrCat("the loss on '", prediction->name(), "'")
+              : StrCat("the loss on '", prediction->name(), "' (",
+                       shapes.type(*prediction).ToString(), ") against label '", loss.label->name(),
+                       "' (", loss.label->type()->ToString(), ")"));
+    }
   }
   const int64_t before_backward = static_cast<int64_t>(graph.num_nodes());
   Value* const outputs[] = {loss.loss};
