@@ -564,6 +564,9 @@ Status Executor::Impl::AssignBuffers() {
         root.last_use = kEndOfStep;
       }
     }
+    // A root nothing reads is still written by its node: it lives through that node, so the
+    // node's other outputs are not given its buffer.
+    root.last_use = std::max(root.last_use, root.first_def);
     memory_.activations_without_reuse += root.bytes;
     while (!live.empty() && live.begin()->first < root.first_def) {
       Root& done = roots_[live.begin()->second];
