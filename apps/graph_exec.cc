@@ -73,7 +73,9 @@ void SetUpGraphExec(CLI::App& app, GraphExecOptions& options) {
   CLI::Option* steps = app.add_option("--steps", options.steps, "Number of optimizer steps")
                            ->check(cli::AtLeast(1))
                            ->type_name("K");
-  app.add_option("--batch", options.batch, "Global batch size, split evenly across ranks")
+  app.add_option(
+         "--batch", options.batch,
+         "Global batch size, split evenly across ranks; binds a graph's symbolic batch dimension")
       ->check(cli::AtLeast(1))
       ->type_name("B");
   app.add_option("--lr", options.lr, "Peak learning rate")
@@ -337,7 +339,7 @@ Status Train(const GraphExecOptions& options) {
     ZG_ASSIGN_OR_RETURN(schedule, MakeSchedule(options));
     ZG_ASSIGN_OR_RETURN(graph, LoadModel(options.graph));
     ZG_ASSIGN_OR_RETURN(trainer, Trainer::Create(*graph, options.data, *device, *comm, registry,
-                                                 /*trace=*/!options.trace.empty()));
+                                                 /*trace=*/!options.trace.empty(), options.batch));
     const Dataset& data = trainer->dataset();
     ZG_RETURN_IF_NOT(options.batch == 0 || options.batch == data.global_batch(), "--batch ",
                      options.batch, " does not fit the graph: it takes ", data.rows_per_rank(),

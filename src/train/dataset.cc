@@ -1,23 +1,56 @@
 #include "zerograph/train/dataset.h"
 
+#include <algorithm>
 #include <cstring>
+#include <span>
+#include <string_view>
+#include <vector>
 
 #include "zerograph/ir/graph.h"
 #include "zerograph/ir/training_spec.h"
 
 namespace zerograph {
 
+namespace {
+
+// The per-rank shape of data input `name`: the graph's dims, with a symbolic (or unknown) batch
+// dimension bound to the global batch divided by the ranks, and any other symbolic dimension to
+// the data file's.
+StatusOr<std::vector<int64_t>> BindDims(std::string_view name, const TensorType& type,
+                                        std::span<const int64_t> file_shape, int64_t global_batch,
+                                        int64_t nranks) {
+  ZG_RETURN_IF_NOT(type.dims && !type.dims->empty(), "data input '", name,
+                   "' needs a shape with a batch dimension (it has ",
+                   type.dims ? "rank 0" : "no recorded shape", ")");
+  std::vector<int64_t> dims = *type.dims;
+  if (dims.front() == TensorType::kUnknownDim) {
+    ZG_RETURN_IF_NOT(global_batch > 0, "data input '", name,
+                     "' has a symbolic batch dimension: give the global batch with --batch");
+    ZG_RETURN_IF_NOT(global_batch % nranks == 0, "--batch ", global_batch,
+                     " does not split evenly over ", nranks, " ranks (data input '", name,
+                     "' has a symbolic batch dimension)");
+    dims.front() = global_batch / nranks;
+  }
+  if (file_shape.size() != dims.size()) return dims;  // the caller reports the mismatch
+  for (size_t i = 1; i < dims.size(); ++i) {
+    if (dims[i] == TensorType::kUnknownDim) dims[i] = file_shape[i];
+  }
+  return dims;
+}
+
+}  // namespace
+
 StatusOr<std::unique_ptr<Dataset>> Dataset::Open(const std::string& path, const Graph& graph,
-                                                 const TrainingSpec& spec, int64_t nranks) {
+                                                 const TrainingSpec& spec, int64_t nranks,
+                                                 int64_t global_batch) {
   ZG_ASSIGN_OR_RETURN(std::unique_ptr<SafetensorsFile> file, SafetensorsFile::Open(path));
   std::unique_ptr<Dataset> dataset(new Dataset());
   dataset->nranks_ = nranks;
   ZG_RETURN_IF_NOT(!spec.data_inputs.empty(), "the graph has no data inputs (zerograph.inputs)");
   for (const std::string& name : spec.data_inputs) {
     const Value* input = graph.FindValue(name);
-    std::optional<TensorType> type = input->type();
-    ZG_RETURN_IF_NOT(type && type->dims && !type->dims->empty() && type->numel(), "data input '",
-                     name, "' needs a fully known shape with a batch dimension");
+    const std::optional<TensorType> type = input->type();
+    ZG_RETURN_IF_NOT(type.has_value(), "data input '", name, "' has no recorded type");
     const SafetensorsFile::TensorInfo* tensor = file->Find(name);
     if (tensor == nullptr) {
       std::vector<std::string_view> names;
@@ -29,7 +62,8 @@ StatusOr<std::unique_ptr<Dataset>> Dataset::Open(const std::string& path, const 
     ZG_RETURN_IF_NOT(tensor->dtype == type->dtype, "'", path, "': tensor '", name, "' is ",
                      DataTypeName(tensor->dtype), ", the graph's input is ",
                      DataTypeName(type->dtype));
-    const std::vector<int64_t>& dims = *type->dims;
+    ZG_ASSIGN_OR_RETURN(const std::vector<int64_t> dims,
+                        BindDims(name, *type, tensor->shape, global_batch, nranks));
     const bool rows_match = tensor->shape.size() == dims.size() &&
                             std::equal(dims.begin() + 1, dims.end(), tensor->shape.begin() + 1);
     ZG_RETURN_IF_NOT(rows_match, "'", path, "': tensor '", name, "' has shape ",

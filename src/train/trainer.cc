@@ -90,7 +90,7 @@ StatusOr<std::unique_ptr<Trainer>> Trainer::Create(const Graph& graph, const std
                                                    runtime::Device& device,
                                                    runtime::Communicator& comm,
                                                    const runtime::KernelRegistry& registry,
-                                                   bool trace) {
+                                                   bool trace, int64_t global_batch) {
   std::unique_ptr<Trainer> trainer(new Trainer());
   trainer->graph_ = &graph;
   trainer->device_ = &device;
@@ -107,7 +107,7 @@ StatusOr<std::unique_ptr<Trainer>> Trainer::Create(const Graph& graph, const std
                    "rewrite-graph --nranks ",
                    comm.size());
   ZG_ASSIGN_OR_RETURN(trainer->dataset_,
-                      Dataset::Open(data_path, graph, trainer->spec_, comm.size()));
+                      Dataset::Open(data_path, graph, trainer->spec_, comm.size(), global_batch));
   runtime::ExecutorOptions options;
   options.trace = trace;
   for (const auto& [name, spec_of_input] : trainer->dataset_->inputs()) {

@@ -259,7 +259,9 @@ StatusOr<CheckpointManifest> LoadCheckpoint(const TrainingState& state, const st
         saved_batch % nranks == 0
             ? StrCat("to continue it on ", nranks, " rank(s), each rank must take ",
                      saved_batch / nranks, " rows (", saved_batch, " / ", nranks,
-                     "): give the model that batch dimension (generate-models --batch ",
+                     "): run with --batch ", saved_batch,
+                     " if the graph's batch dimension is symbolic, else give the model that batch "
+                     "dimension (generate-models --batch ",
                      saved_batch / nranks,
                      ", or your exporter's batch size), rewrite it with "
                      "--nranks ",

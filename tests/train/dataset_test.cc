@@ -94,5 +94,35 @@ TEST_F(DatasetTest, RejectsTooFewSamples) {
             std::string_view::npos);
 }
 
+// An exported model's symbolic batch dimension is bound to --batch / ranks, and a symbolic row
+// dimension to the file's.
+TEST_F(DatasetTest, BindsSymbolicDimensions) {
+  Graph graph;
+  GraphBuilder(graph).Input("x", DataType::kFloat32,
+                            {TensorType::kUnknownDim, TensorType::kUnknownDim});
+  auto data = Dataset::Open(Write(6), graph, spec_, /*nranks=*/2, /*global_batch=*/4);
+  ASSERT_TRUE(data.ok()) << data.status().ToString();
+  EXPECT_EQ((*data)->rows_per_rank(), 2);
+  EXPECT_EQ((*data)->inputs().front().second.shape, (runtime::Shape{2, 3}));
+  EXPECT_EQ(Rows(**data, 1, 1), (std::vector<float>{0, 1, 2, 10, 11, 12}));
+}
+
+// A symbolic batch needs --batch, and one that splits evenly over the ranks.
+TEST_F(DatasetTest, SymbolicBatchNeedsADivisibleGlobalBatch) {
+  Graph graph;
+  GraphBuilder(graph).Input("x", DataType::kFloat32, {TensorType::kUnknownDim, 3});
+  auto missing = Dataset::Open(Write(6), graph, spec_, 2);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find(
+                "symbolic batch dimension: give the global batch with --batch"),
+            std::string_view::npos)
+      << missing.status().message();
+  auto uneven = Dataset::Open(Write(6), graph, spec_, 2, /*global_batch=*/3);
+  ASSERT_FALSE(uneven.ok());
+  EXPECT_NE(uneven.status().message().find("--batch 3 does not split evenly over 2 ranks"),
+            std::string_view::npos)
+      << uneven.status().message();
+}
+
 }  // namespace
 }  // namespace zerograph

@@ -29,9 +29,12 @@ class Dataset {
  public:
   // Opens `path` and checks it against the graph's data inputs: each present, of the input's
   // dtype and per-row shape, all with the same number of samples. `rows_per_rank` is the batch
-  // dimension the graph declares. Errors name the file and the tensor.
+  // dimension the graph declares; a symbolic one (an exported model's `batch`) is bound to
+  // `global_batch` / `nranks` (0: not given, an error then), and other symbolic dimensions to the
+  // file's. Errors name the file and the tensor.
   static StatusOr<std::unique_ptr<Dataset>> Open(const std::string& path, const Graph& graph,
-                                                 const TrainingSpec& spec, int64_t nranks);
+                                                 const TrainingSpec& spec, int64_t nranks,
+                                                 int64_t global_batch = 0);
 
   int64_t samples() const { return samples_; }
   int64_t rows_per_rank() const { return rows_per_rank_; }

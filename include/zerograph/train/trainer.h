@@ -54,12 +54,13 @@ struct StepResult {
 // ranks. Every rank runs the same steps.
 class Trainer {
  public:
-  // Plans the graph for this rank (the executor) against the dataset's shapes.
+  // Plans the graph for this rank (the executor) against the dataset's shapes. `global_batch`
+  // (0: not given) binds a symbolic batch dimension (Dataset::Open).
   static StatusOr<std::unique_ptr<Trainer>> Create(const Graph& graph, const std::string& data_path,
                                                    runtime::Device& device,
                                                    runtime::Communicator& comm,
                                                    const runtime::KernelRegistry& registry,
-                                                   bool trace);
+                                                   bool trace, int64_t global_batch = 0);
 
   StatusOr<std::vector<StepResult>> Train(const TrainOptions& options);
 
