@@ -1,0 +1,210 @@
+#include "zerograph/ort_import/import_ort_artifacts.h"
+
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <onnx/onnx_pb.h>
+
+#include "ort_import/checkpoint_builder.h"
+#include "ort_import/ort_checkpoint.h"
+#include "zerograph/ir/node.h"
+#include "zerograph/ir/op_role.h"
+#include "zerograph/ir/tensor.h"
+#include "zerograph/ir/training_spec.h"
+#include "zerograph/ir/value.h"
+
+namespace zerograph {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::TestCheckpoint;
+using testing::TestOptimizerGroup;
+using testing::TestTensor;
+using testing::WriteCheckpoint;
+
+const fs::path kMlpArtifacts = fs::path(ZG_SOURCE_DIR) / "tests/data/ort_reference/mlp/artifacts";
+
+// A copy of the mlp reference artifacts that each test may change.
+class ImportOrtArtifactsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("zg_ort_import_" + std::to_string(getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    for (const char* name : {"training_model.onnx", "optimizer_model.onnx", "checkpoint"}) {
+      fs::copy_file(kMlpArtifacts / name, dir_ / name);
+    }
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  // The mlp checkpoint's parameters, values included, for a checkpoint written by the test.
+  std::vector<TestTensor> MlpParameters() const {
+    StatusOr<OrtCheckpoint> checkpoint = ReadOrtCheckpoint((kMlpArtifacts / "checkpoint").string());
+    EXPECT_TRUE(checkpoint.ok()) << checkpoint.status().ToString();
+    std::vector<TestTensor> params;
+    for (const OrtTensor& tensor : checkpoint->trainable) {
+      std::vector<float> values(tensor.bytes.size() / sizeof(float));
+      std::memcpy(values.data(), tensor.bytes.data(), tensor.bytes.size());
+      params.push_back({tensor.name, tensor.dims, values});
+    }
+    return params;
+  }
+  // The same checkpoint with an optimizer group at `step` whose states are `m1` and `m2`
+  // everywhere.
+  void WriteWithStates(int64_t step, float m1, float m2) const {
+    TestCheckpoint checkpoint;
+    checkpoint.trainable = MlpParameters();
+    checkpoint.group = TestOptimizerGroup{step, 1e-3f, {}};
+    for (const TestTensor& param : checkpoint.trainable) {
+      const size_t n = param.raw.size() / sizeof(float);
+      checkpoint.group->states[param.name] = {{"momentum0", param.dims, std::vector<float>(n, m1)},
+                                              {"momentum1", param.dims, std::vector<float>(n, m2)}};
+    }
+    WriteCheckpoint((dir_ / "checkpoint").string(), checkpoint);
+  }
+  std::string ImportError() const {
+    StatusOr<std::unique_ptr<Graph>> graph = ImportOrtArtifacts(dir_.string());
+    return graph.ok() ? "imported" : graph.status().ToString();
+  }
+
+  fs::path dir_;
+};
+
+std::vector<float> Floats(const Value* value) {
+  auto bytes = value->initializer()->Bytes();
+  EXPECT_TRUE(bytes.ok());
+  std::vector<float> values(bytes->size() / sizeof(float));
+  std::memcpy(values.data(), bytes->data(), bytes->size());
+  return values;
+}
+
+// The mlp artifacts become a training graph: no accumulation left, the forward (ending in the
+// marked loss) ahead of the backward, one AdamW with ORT's attributes last, the parameters
+// initializers, zero states, data inputs x and target, and a binding for every update.
+TEST_F(ImportOrtArtifactsTest, MlpBecomesTrainingGraph) {
+  StatusOr<std::unique_ptr<Graph>> imported = ImportOrtArtifacts(dir_.string());
+  ASSERT_TRUE(imported.ok()) << imported.status().ToString();
+  Graph& graph = **imported;
+  std::vector<const Node*> nodes(graph.nodes().begin(), graph.nodes().end());
+  size_t forward = 0;
+  while (forward < nodes.size() && nodes[forward]->role() == OpRole::kForward) ++forward;
+  EXPECT_EQ(forward, 9u);  // 3 × (Gemm, Relu), Sub, Pow, ReduceMean
+  EXPECT_TRUE(nodes[forward - 1]->is_loss());
+  EXPECT_EQ(nodes[forward - 1]->op_type(), "ReduceMean");
+  for (size_t i = forward; i + 1 < nodes.size(); ++i) {
+    EXPECT_EQ(nodes[i]->role(), OpRole::kBackward) << nodes[i]->name();
+    EXPECT_NE(nodes[i]->op_type(), "InPlaceAccumulatorV2");
+  }
+  const Node* update = nodes.back();
+  ASSERT_TRUE(update->Is(kZerographDomain, "AdamW"));
+  EXPECT_EQ(update->role(), OpRole::kOptimize);
+  EXPECT_EQ(update->GetFloat("beta1"), 0.9f);
+  EXPECT_EQ(update->GetFloat("beta2"), 0.999f);
+  EXPECT_EQ(update->GetFloat("epsilon"), 1e-6f);
+  EXPECT_EQ(update->GetFloat("weight_decay"), 0.0f);
+  EXPECT_EQ(update->GetInt("adam_mode"), 1);
+  EXPECT_EQ(update->GetInt("correct_bias"), 1);
+  EXPECT_EQ(update->input(2)->name(), "fc0.weight");
+  EXPECT_EQ(update->input(8)->name(), "fc0.weight_grad");
+  EXPECT_EQ(update->input(14)->name(), "fc0.weight.m1");
+
+  std::vector<std::string> inputs;
+  for (const Value* input : graph.inputs()) inputs.emplace_back(input->name());
+  EXPECT_EQ(inputs, (std::vector<std::string>{"x", "target", "lr", "step"}));
+  ASSERT_NE(graph.FindValue("fc1.bias")->initializer(), nullptr);
+  EXPECT_EQ(Floats(graph.FindValue("fc2.weight.m2")), std::vector<float>(256, 0.0f));
+
+  auto spec = ReadTrainingSpec(graph);
+  ASSERT_TRUE(spec.ok() && spec->has_value()) << spec.status().ToString();
+  EXPECT_EQ((*spec)->loss, "onnx::reducemean_output::6");
+  EXPECT_EQ((*spec)->data_inputs, (std::vector<std::string>{"x", "target"}));
+  EXPECT_EQ((*spec)->lr_input, "lr");
+  EXPECT_EQ((*spec)->step_input, "step");
+  std::map<std::string, std::string> binding((*spec)->state_binding.begin(),
+                                             (*spec)->state_binding.end());
+  EXPECT_EQ(binding.size(), 18u);
+  EXPECT_EQ(binding["fc1.bias.new"], "fc1.bias");
+  EXPECT_EQ(binding["fc1.bias.m1.new"], "fc1.bias.m1");
+}
+
+// Optimizer states the checkpoint holds initialize .m1 and .m2.
+TEST_F(ImportOrtArtifactsTest, StatesComeFromCheckpoint) {
+  WriteWithStates(/*step=*/0, 0.5f, 0.25f);
+  StatusOr<std::unique_ptr<Graph>> graph = ImportOrtArtifacts(dir_.string());
+  ASSERT_TRUE(graph.ok()) << graph.status().ToString();
+  EXPECT_EQ(Floats((*graph)->FindValue("fc0.bias.m1")), std::vector<float>(16, 0.5f));
+  EXPECT_EQ(Floats((*graph)->FindValue("fc0.bias.m2")), std::vector<float>(16, 0.25f));
+}
+
+// A checkpoint whose optimizer is past step 0 is refused: the step input restarts at 1.
+TEST_F(ImportOrtArtifactsTest, CheckpointPastStepZeroIsRefused) {
+  WriteWithStates(/*step=*/5, 0.5f, 0.25f);
+  EXPECT_NE(ImportError().find("optimizer is at step 5"), std::string::npos) << ImportError();
+}
+
+// SGDOptimizerV2 becomes org.zerograph SGD: no step input, no states.
+TEST_F(ImportOrtArtifactsTest, SgdOptimizerBecomesSgd) {
+  onnx::ModelProto model;
+  model.set_ir_version(9);
+  onnx::NodeProto* node = model.mutable_graph()->add_node();
+  node->set_op_type("SGDOptimizerV2");
+  node->set_domain("com.microsoft");
+  std::ofstream(dir_ / "optimizer_model.onnx", std::ios::binary | std::ios::trunc)
+      << model.SerializeAsString();
+  StatusOr<std::unique_ptr<Graph>> graph = ImportOrtArtifacts(dir_.string());
+  ASSERT_TRUE(graph.ok()) << graph.status().ToString();
+  const Node* update = (*graph)->last_node();
+  ASSERT_TRUE(update->Is(kZerographDomain, "SGD"));
+  EXPECT_EQ(update->num_inputs(), 1u + 2 * 6);
+  EXPECT_EQ(update->num_outputs(), 6u);
+  EXPECT_EQ((*graph)->FindValue("step"), nullptr);
+  EXPECT_EQ((*graph)->FindValue("fc0.weight.m1"), nullptr);
+}
+
+// A parameter whose shape differs from the training model's: another model's checkpoint.
+TEST_F(ImportOrtArtifactsTest, ShapeMismatchIsRefused) {
+  TestCheckpoint checkpoint;
+  checkpoint.trainable = MlpParameters();
+  checkpoint.trainable[2].dims = {32, 8};
+  WriteCheckpoint((dir_ / "checkpoint").string(), checkpoint);
+  EXPECT_NE(ImportError().find("parameter 'fc1.weight' is float[16,16] in the training model but "
+                               "float[32,8] in the checkpoint"),
+            std::string::npos)
+      << ImportError();
+}
+
+// A checkpoint parameter the training model does not read: another model's checkpoint.
+TEST_F(ImportOrtArtifactsTest, ExtraCheckpointParameterIsRefused) {
+  TestCheckpoint checkpoint;
+  checkpoint.trainable = MlpParameters();
+  checkpoint.frozen = {{"fc3.weight", {2}, {1, 2}}};
+  WriteCheckpoint((dir_ / "checkpoint").string(), checkpoint);
+  EXPECT_NE(ImportError().find("holds parameter 'fc3.weight', which the training model does not"),
+            std::string::npos)
+      << ImportError();
+}
+
+// AdamWOptimizer attributes zerograph does not know are refused, not dropped.
+TEST_F(ImportOrtArtifactsTest, UnknownOptimizerAttributeIsRefused) {
+  onnx::ModelProto model;
+  std::ifstream in(kMlpArtifacts / "optimizer_model.onnx", std::ios::binary);
+  ASSERT_TRUE(model.ParseFromIstream(&in));
+  onnx::AttributeProto* attr = model.mutable_graph()->mutable_node(0)->add_attribute();
+  attr->set_name("max_norm");
+  attr->set_type(onnx::AttributeProto::FLOAT);
+  attr->set_f(1.0f);
+  std::ofstream(dir_ / "optimizer_model.onnx", std::ios::binary | std::ios::trunc)
+      << model.SerializeAsString();
+  EXPECT_NE(ImportError().find("attribute 'max_norm' is unknown"), std::string::npos)
+      << ImportError();
+}
+
+}  // namespace
+}  // namespace zerograph
