@@ -272,7 +272,11 @@ StatusOr<const OrtTensor*> CheckpointState(const OrtCheckpoint& checkpoint, cons
   if (checkpoint.optimizer_groups.empty()) return nullptr;
   const OrtOptimizerGroup& group = checkpoint.optimizer_groups.front();
   auto states = group.states.find(param.name);
-  if (states == group.states.end()) return nullptr;
+  if (states == group.states.end()) {
+    ZG_RETURN_IF_NOT(group.step == 0, "the checkpoint's optimizer is at step ", group.step,
+                     " but holds no states of '", param.name, "'");
+    return nullptr;
+  }
   auto state = states->second.find(state_name);
   ZG_RETURN_IF_NOT(state != states->second.end(), "the checkpoint's optimizer states of '",
                    param.name, "' lack '", state_name, "'");
@@ -295,9 +299,23 @@ Status AddOptimizer(Graph& graph, const OrtOptimizer& optimizer, const OrtCheckp
   spec.lr_input = std::string(lr->name());
   std::vector<Value*> inputs = {lr};
   if (adamw) {
-    Value* step = graph.AddInput(FreeName(graph, "step"),
-                                 TensorType{DataType::kInt64, std::vector<int64_t>{}});
+    const TensorType scalar{DataType::kInt64, std::vector<int64_t>{}};
+    Value* step = graph.AddInput(FreeName(graph, "step"), scalar);
     spec.step_input = std::string(step->name());
+    // The step input counts this run's updates from 1; ONNX Runtime's bias correction continues
+    // from the updates the checkpoint's optimizer has done.
+    const int64_t done =
+        checkpoint.optimizer_groups.empty() ? 0 : checkpoint.optimizer_groups.front().step;
+    ZG_RETURN_IF_NOT(done >= 0, "the checkpoint's optimizer step is negative (", done, ")");
+    if (done > 0) {
+      Value* offset = graph.AddInitializer(FreeName(graph, "step.done"), DataType::kInt64, {},
+                                           std::as_bytes(std::span(&done, 1)));
+      Node* add = graph.AddNode("Add", "", {step, offset}, {FreeName(graph, "step.total")},
+                                graph.UniqueNodeName("step.total/Add"));
+      add->SetRole(OpRole::kOptimize);
+      graph.SetValueType(add->output(0), scalar);
+      step = add->output(0);
+    }
     inputs.push_back(step);
   }
   std::vector<Value*> updated;  // what each output replaces
@@ -358,13 +376,6 @@ StatusOr<std::unique_ptr<Graph>> Convert(std::unique_ptr<ProtoStore> store,
   ZG_RETURN_IF_NOT(checkpoint.optimizer_groups.size() <= 1, "the checkpoint has ",
                    checkpoint.optimizer_groups.size(),
                    " optimizer groups; zerograph maps one optimizer over every parameter");
-  if (!checkpoint.optimizer_groups.empty()) {
-    // The step input counts from 1 in every run: a later step's bias correction is not expressed.
-    const int64_t step = checkpoint.optimizer_groups.front().step;
-    ZG_RETURN_IF_NOT(step == 0, "the checkpoint's optimizer is at step ", step,
-                     "; zerograph starts training at step 1, so it imports only fresh optimizer "
-                     "states (TODO(issue 14): resume at a later step)");
-  }
   ZG_ASSIGN_OR_RETURN(std::unique_ptr<Graph> graph,
                       BuildForwardBackward(std::move(store), parts, params));
 

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <unistd.h>
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -19,6 +21,8 @@
 #include "zerograph/ir/tensor.h"
 #include "zerograph/ir/training_spec.h"
 #include "zerograph/ir/value.h"
+#include "zerograph/onnx/save_model.h"
+#include "zerograph/tools/run_once.h"
 
 namespace zerograph {
 namespace {
@@ -143,10 +147,72 @@ TEST_F(ImportOrtArtifactsTest, StatesComeFromCheckpoint) {
   EXPECT_EQ(Floats((*graph)->FindValue("fc0.bias.m2")), std::vector<float>(16, 0.25f));
 }
 
-// A checkpoint whose optimizer is past step 0 is refused: the step input restarts at 1.
-TEST_F(ImportOrtArtifactsTest, CheckpointPastStepZeroIsRefused) {
+// A checkpoint whose optimizer has done 5 updates continues at t = 6: the first step of the
+// imported graph, run once, corrects the bias with t = 6 (Hugging Face's form, no decay):
+//   X' = X - (lr sqrt(1 - b2^t) / (1 - b1^t)) M' / (sqrt(V') + eps)
+TEST_F(ImportOrtArtifactsTest, ResumedOptimizerContinuesItsStepCount) {
   WriteWithStates(/*step=*/5, 0.5f, 0.25f);
-  EXPECT_NE(ImportError().find("optimizer is at step 5"), std::string::npos) << ImportError();
+  StatusOr<std::unique_ptr<Graph>> graph = ImportOrtArtifacts(dir_.string());
+  ASSERT_TRUE(graph.ok()) << graph.status().ToString();
+  const std::vector<float> x = Floats((*graph)->FindValue("fc2.weight"));
+  const std::string model = (dir_ / "imported.onnx").string();
+  ASSERT_TRUE(SaveModel(**graph, model).ok());
+
+  const fs::path in = dir_ / "in";
+  fs::create_directories(in);
+  auto write_input = [&](int index, onnx::TensorProto::DataType dtype, std::vector<int64_t> dims,
+                         const void* data, size_t bytes) {
+    onnx::TensorProto tensor;
+    tensor.set_data_type(dtype);
+    for (int64_t dim : dims) tensor.add_dims(dim);
+    tensor.set_raw_data(data, bytes);
+    std::ofstream(in / ("input_" + std::to_string(index) + ".pb"), std::ios::binary)
+        << tensor.SerializeAsString();
+  };
+  std::vector<float> rows(4 * 16);
+  for (size_t i = 0; i < rows.size(); ++i) rows[i] = 0.01f * static_cast<float>(i % 23) - 0.1f;
+  const float lr = 1e-3f;
+  const int64_t step = 1;
+  write_input(0, onnx::TensorProto::FLOAT, {4, 16}, rows.data(), rows.size() * 4);
+  write_input(1, onnx::TensorProto::FLOAT, {4, 16}, rows.data(), rows.size() * 4);
+  write_input(2, onnx::TensorProto::FLOAT, {}, &lr, 4);
+  write_input(3, onnx::TensorProto::INT64, {}, &step, 8);
+  const fs::path out = dir_ / "out";
+  const Status run = runtime::RunOnce(model, in.string(), out.string());
+  ASSERT_TRUE(run.ok()) << run.ToString();
+  // Outputs: the loss, then X', M', V' of the six parameters; fc2.weight is the fifth.
+  auto output = [&](int index) {
+    onnx::TensorProto tensor;
+    std::ifstream file(out / ("output_" + std::to_string(index) + ".pb"), std::ios::binary);
+    EXPECT_TRUE(tensor.ParseFromIstream(&file));
+    std::vector<float> values(tensor.raw_data().size() / 4);
+    std::memcpy(values.data(), tensor.raw_data().data(), tensor.raw_data().size());
+    return values;
+  };
+  const std::vector<float> x_new = output(1 + 4), m = output(1 + 6 + 4), v = output(1 + 12 + 4);
+  ASSERT_EQ(x_new.size(), x.size());
+  auto expected = [&](size_t i, double t) {
+    const double step_size = lr * std::sqrt(1 - std::pow(0.999, t)) / (1 - std::pow(0.9, t));
+    return x[i] - step_size * m[i] / (std::sqrt(double{v[i]}) + 1e-6);
+  };
+  double worst = 0, worst_at_t1 = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    worst = std::max(worst, std::abs(x_new[i] - expected(i, 6)));
+    worst_at_t1 = std::max(worst_at_t1, std::abs(x_new[i] - expected(i, 1)));
+  }
+  EXPECT_LT(worst, 1e-7);
+  EXPECT_GT(worst_at_t1, 1e-5);  // a run that restarted the count would be this far off
+}
+
+// Optimizer states missing for a parameter of a resumed optimizer are refused.
+TEST_F(ImportOrtArtifactsTest, ResumedOptimizerWithoutStatesIsRefused) {
+  TestCheckpoint checkpoint;
+  checkpoint.trainable = MlpParameters();
+  checkpoint.group = TestOptimizerGroup{3, 1e-3f, {}};
+  WriteCheckpoint((dir_ / "checkpoint").string(), checkpoint);
+  EXPECT_NE(ImportError().find("optimizer is at step 3 but holds no states of 'fc0.weight'"),
+            std::string::npos)
+      << ImportError();
 }
 
 // SGDOptimizerV2 becomes org.zerograph SGD: no step input, no states.

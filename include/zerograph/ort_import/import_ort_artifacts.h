@@ -17,7 +17,8 @@ namespace zerograph {
 //     lazy_reset_grad) is dropped with the buffers and the flag, and <p>_grad feeds the optimizer;
 //   - the optimizer model's AdamWOptimizer (every attribute) becomes one org.zerograph AdamW over
 //     all parameters, its states <p>.m1 / <p>.m2 initialized from the checkpoint's optimizer
-//     states when it has them, else zero; SGDOptimizerV2 becomes org.zerograph SGD;
+//     states when it has them, else zero, and its step continuing the checkpoint's update count;
+//     SGDOptimizerV2 becomes org.zerograph SGD;
 //   - roles are explicit: the loss and its ancestors forward (first in the schedule), the loss
 //     node marked, the optimizer last, the rest backward.
 // Anything it cannot map (another optimizer, another accumulation pattern, a checkpoint of another
