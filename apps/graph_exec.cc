@@ -30,6 +30,7 @@
 #include "zerograph/train/lr_schedule.h"
 #include "zerograph/train/trainer.h"
 #include "zerograph/train/training_checkpoint.h"
+#include "zerograph/train/training_graph_check.h"
 
 namespace zerograph {
 namespace {
@@ -338,6 +339,7 @@ Status Train(const GraphExecOptions& options) {
     ZG_RETURN_IF_ERROR(CheckOutputs(options));
     ZG_ASSIGN_OR_RETURN(schedule, MakeSchedule(options));
     ZG_ASSIGN_OR_RETURN(graph, LoadModel(options.graph));
+    ZG_RETURN_IF_ERROR(CheckTrainingGraph(*graph, registry, device->type()));
     ZG_ASSIGN_OR_RETURN(trainer, Trainer::Create(*graph, options.data, *device, *comm, registry,
                                                  /*trace=*/!options.trace.empty(), options.batch));
     const Dataset& data = trainer->dataset();
