@@ -50,6 +50,8 @@ struct TrainingModelParts {
   std::set<int> dropped_nodes;                         // the accumulators
 };
 
+// Finds every accumulation; any other accumulator op, or one wired otherwise, is an error naming
+// the node (the conversion would drop what it cannot account for).
 StatusOr<TrainingModelParts> FindAccumulations(const onnx::GraphProto& graph) {
   std::set<std::string_view> inputs, outputs;
   for (const onnx::ValueInfoProto& input : graph.input()) inputs.insert(input.name());
@@ -63,6 +65,7 @@ StatusOr<TrainingModelParts> FindAccumulations(const onnx::GraphProto& graph) {
   std::optional<std::string_view> reset;
   for (int i = 0; i < graph.node_size(); ++i) {
     const onnx::NodeProto& node = graph.node(i);
+    // ORT's accumulators: InPlaceAccumulator, InPlaceAccumulatorV2, ZeroGradient.
     const bool accumulates =
         node.op_type().find("Accumulator") != std::string::npos || node.op_type() == "ZeroGradient";
     if (!accumulates) continue;
@@ -95,14 +98,9 @@ StatusOr<TrainingModelParts> FindAccumulations(const onnx::GraphProto& graph) {
   }
   ZG_RETURN_IF_NOT(!parts.accumulations.empty(), "no gradient accumulation (", kAccumulator,
                    "): not an ONNX Runtime training model, or one zerograph cannot map");
-  readers.clear();
-  for (int i = 0; i < graph.node_size(); ++i) {
-    if (parts.dropped_nodes.contains(i)) continue;
-    for (const std::string& input : graph.node(i).input()) {
-      ZG_RETURN_IF_NOT(input != *reset, "node '", graph.node(i).name(), "' reads '", *reset,
-                       "', the accumulators' reset flag: unknown accumulation pattern");
-    }
-  }
+  ZG_RETURN_IF_NOT(readers[*reset] == static_cast<int>(parts.accumulations.size()), "'", *reset,
+                   "', the accumulators' reset flag, is read by other nodes too: "
+                   "unknown accumulation pattern");
   parts.dropped_inputs.insert(std::string(*reset));
   return parts;
 }
