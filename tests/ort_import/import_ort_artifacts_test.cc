@@ -234,6 +234,64 @@ TEST_F(ImportOrtArtifactsTest, SgdOptimizerBecomesSgd) {
   EXPECT_EQ((*graph)->FindValue("fc0.weight.m1"), nullptr);
 }
 
+// A parameter the training model computes no gradient for, frozen in the checkpoint, becomes a
+// constant: an initializer with the checkpoint's values that no optimizer updates.
+TEST_F(ImportOrtArtifactsTest, FrozenParameterBecomesConstant) {
+  onnx::ModelProto model;
+  {
+    std::ifstream in(kMlpArtifacts / "training_model.onnx", std::ios::binary);
+    ASSERT_TRUE(model.ParseFromIstream(&in));
+  }
+  // ONNX Runtime's graph for a frozen fc0.bias: no accumulation of its gradient.
+  auto erase = [](auto& field, const std::string& name, auto name_of) {
+    for (int i = 0; i < field.size(); ++i) {
+      if (name_of(field.Get(i)) != name) continue;
+      field.DeleteSubrange(i, 1);
+      return true;
+    }
+    return false;
+  };
+  onnx::GraphProto& graph = *model.mutable_graph();
+  auto info_name = [](const onnx::ValueInfoProto& info) { return info.name(); };
+  ASSERT_TRUE(erase(*graph.mutable_node(), "GradientAccumulator2",
+                    [](const onnx::NodeProto& node) { return node.name(); }));
+  ASSERT_TRUE(erase(*graph.mutable_input(), "fc0.bias_grad.accumulation.buffer", info_name));
+  ASSERT_TRUE(erase(*graph.mutable_output(), "fc0.bias_grad.accumulation.out", info_name));
+  std::ofstream(dir_ / "training_model.onnx", std::ios::binary | std::ios::trunc)
+      << model.SerializeAsString();
+  TestCheckpoint checkpoint;
+  checkpoint.trainable = MlpParameters();
+  checkpoint.frozen = {checkpoint.trainable[1]};
+  checkpoint.trainable.erase(checkpoint.trainable.begin() + 1);
+  WriteCheckpoint((dir_ / "checkpoint").string(), checkpoint);
+
+  StatusOr<std::unique_ptr<Graph>> imported = ImportOrtArtifacts(dir_.string());
+  ASSERT_TRUE(imported.ok()) << imported.status().ToString();
+  const Value* bias = (*imported)->FindValue("fc0.bias");
+  ASSERT_NE(bias->initializer(), nullptr);
+  std::vector<float> expected(16);
+  std::memcpy(expected.data(), checkpoint.frozen[0].raw.data(), 64);
+  EXPECT_EQ(Floats(bias), expected);
+  const Node* update = (*imported)->last_node();
+  ASSERT_TRUE(update->Is(kZerographDomain, "AdamW"));
+  EXPECT_EQ(update->num_outputs(), 3u * 5);
+  for (const Use& use : bias->users()) EXPECT_NE(use.node, update);
+  EXPECT_EQ((*imported)->FindValue("fc0.bias.m1"), nullptr);
+}
+
+// A parameter the training model trains but the checkpoint freezes: refused, saying so.
+TEST_F(ImportOrtArtifactsTest, TrainedParameterFrozenInCheckpointIsRefused) {
+  TestCheckpoint checkpoint;
+  checkpoint.trainable = MlpParameters();
+  checkpoint.frozen = {checkpoint.trainable[1]};
+  checkpoint.trainable.erase(checkpoint.trainable.begin() + 1);
+  WriteCheckpoint((dir_ / "checkpoint").string(), checkpoint);
+  EXPECT_NE(ImportError().find("parameter 'fc0.bias' (trained in the training model) is missing "
+                               "from the checkpoint's trainable parameters (it is frozen there)"),
+            std::string::npos)
+      << ImportError();
+}
+
 // A parameter whose shape differs from the training model's: another model's checkpoint.
 TEST_F(ImportOrtArtifactsTest, ShapeMismatchIsRefused) {
   TestCheckpoint checkpoint;
