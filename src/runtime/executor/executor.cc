@@ -564,6 +564,9 @@ Status Executor::Impl::AssignBuffers() {
         root.last_use = kEndOfStep;
       }
     }
+    // An output nothing reads lives while its node runs: were it freed at once, another output of
+    // the same node could be given its buffer, and the node would write both into one.
+    root.last_use = std::max(root.last_use, root.first_def);
     memory_.activations_without_reuse += root.bytes;
     while (!live.empty() && live.begin()->first < root.first_def) {
       Root& done = roots_[live.begin()->second];
