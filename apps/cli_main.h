@@ -143,6 +143,17 @@ inline int RunAndExit(const std::function<Status()>& run) {
   return status.ExitCode();
 }
 
+// RunAndExit for a body that chooses its exit code when it succeeds (graph-exec stopped by a
+// signal exits 128 + its number, as a shell reports a process the signal ended).
+inline int RunAndExitWithCode(const std::function<StatusOr<int>()>& run) {
+  int code = kExitOk;
+  const int failed = RunAndExit([&]() -> Status {
+    ZG_ASSIGN_OR_RETURN(code, run());
+    return Status::Ok();
+  });
+  return failed != kExitOk ? failed : code;
+}
+
 // An integer option's validator: the value must be at least `min`.
 inline CLI::Validator AtLeast(long long min) {
   return CLI::Validator(

@@ -2,6 +2,7 @@
 // resuming checkpoints, or runs a model once (--run-once).
 
 #include <algorithm>
+#include <csignal>
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
@@ -321,7 +322,42 @@ Status CheckOutputs(const GraphExecOptions& options) {
              ", save elsewhere, or pass --overwrite to replace them"));
 }
 
-Status Train(const GraphExecOptions& options) {
+// SIGINT and SIGTERM ask training to stop at the next step boundary (saving when --save is set);
+// a second one ends the process at once, as if there were no handler.
+volatile std::sig_atomic_t g_stop_signal = 0;
+
+void RequestStop(int signal) {
+  if (g_stop_signal != 0) {
+    std::signal(signal, SIG_DFL);
+    std::raise(signal);
+    return;
+  }
+  g_stop_signal = signal;
+}
+
+// Installs RequestStop for SIGINT and SIGTERM while training runs.
+class StopSignalHandlers {
+ public:
+  StopSignalHandlers() {
+    struct sigaction action = {};
+    action.sa_handler = RequestStop;
+    sigemptyset(&action.sa_mask);
+    sigaction(SIGINT, &action, &previous_int_);
+    sigaction(SIGTERM, &action, &previous_term_);
+  }
+  ~StopSignalHandlers() {
+    sigaction(SIGINT, &previous_int_, nullptr);
+    sigaction(SIGTERM, &previous_term_, nullptr);
+  }
+  StopSignalHandlers(const StopSignalHandlers&) = delete;
+  StopSignalHandlers& operator=(const StopSignalHandlers&) = delete;
+
+ private:
+  struct sigaction previous_int_ = {};
+  struct sigaction previous_term_ = {};
+};
+
+StatusOr<int> Train(const GraphExecOptions& options) {
   ZG_ASSIGN_OR_RETURN(Backend backend, MakeBackend(options.device));
   std::unique_ptr<runtime::Communicator>& comm = backend.comm;
   std::unique_ptr<runtime::Device>& device = backend.device;
@@ -391,7 +427,7 @@ Status Train(const GraphExecOptions& options) {
       std::cout << "nothing to do: checkpoint " << resumed_from << " already ran " << first_step
                 << " steps, and --steps asks for " << options.steps << "\n";
     }
-    return Status::Ok();
+    return kExitOk;
   }
   TrainOptions train;
   // --steps counts from step 0, so a resumed run ends where the uninterrupted one would.
@@ -409,8 +445,8 @@ Status Train(const GraphExecOptions& options) {
     save.global_batch = trainer->dataset().global_batch();
     save.lr_schedule = schedule.ToString();
     // After steps S-1, 2S-1, ... (S steps done each time) and after the last step.
-    train.after_step = [&, save](int64_t step) mutable -> Status {
-      const bool last = step + 1 == options.steps;
+    train.after_step = [&, save](int64_t step, bool stopping) mutable -> Status {
+      const bool last = step + 1 == options.steps || stopping;
       if (!last && (options.save_every == 0 || (step + 1) % options.save_every != 0)) {
         return Status::Ok();
       }
@@ -420,28 +456,43 @@ Status Train(const GraphExecOptions& options) {
       return Status::Ok();
     };
   }
+  train.stop_signal = [] { return static_cast<int>(g_stop_signal); };
+  const StopSignalHandlers stop_handlers;
   StatusOr<std::vector<StepResult>> result = trainer->Train(train);
-  if (!result.ok() && comm->size() > 1) {
+  if (const int signal = trainer->stopped_by_signal(); result.ok() && signal != 0) {
+    if (rank0) {
+      std::cout << "stopped by " << (signal == SIGINT ? "SIGINT" : "SIGTERM") << " after step "
+                << result->back().step
+                << (options.save_dir.empty() ? "" : " (the checkpoint above holds it)") << "\n"
+                << std::flush;
+    }
+    return 128 + signal;  // a shell's exit code for a process ended by that signal
+  }
+  // A diverged loss is seen by every rank at once: no rank waits for another.
+  if (!result.ok() && comm->size() > 1 && result.status().code() != StatusCode::kAborted) {
     // Other ranks may be waiting in a collective this rank will never join.
     const std::string line =
         StrCat("error: rank ", comm->rank(), ": ", result.status().message(), "\n");
     std::fwrite(line.data(), 1, line.size(), stderr);
     comm->Abort(result.status().ExitCode());
   }
-  return result.status();
+  if (!result.ok()) return result.status();
+  return kExitOk;
 }
 
-Status RunGraphExec(const GraphExecOptions& options) {
+StatusOr<int> RunGraphExec(const GraphExecOptions& options) {
   if (options.list_ops) {
     ZG_ASSIGN_OR_RETURN(std::string listing, runtime::ListSupportedOps());
     std::cout << listing;
-    return Status::Ok();
+    return kExitOk;
   }
   if (!options.run_once_model.empty()) {
     const std::string inputs[] = {options.run_once_model, options.input_dir};
     ZG_RETURN_IF_ERROR(
         CheckOutputPath("--output-dir", options.output_dir, OutputKind::kFolder, inputs));
-    return runtime::RunOnce(options.run_once_model, options.input_dir, options.output_dir);
+    ZG_RETURN_IF_ERROR(
+        runtime::RunOnce(options.run_once_model, options.input_dir, options.output_dir));
+    return kExitOk;
   }
   return Train(options);
 }
@@ -457,5 +508,5 @@ int main(int argc, char** argv) {
   zerograph::GraphExecOptions options;
   zerograph::SetUpGraphExec(app, options);
   if (auto exit_code = zerograph::cli::ParseCommandLine(app, argc, argv)) return *exit_code;
-  return zerograph::cli::RunAndExit([&] { return zerograph::RunGraphExec(options); });
+  return zerograph::cli::RunAndExitWithCode([&] { return zerograph::RunGraphExec(options); });
 }

@@ -1,6 +1,6 @@
-// rewrite-graph: reads a training graph (or, with --train, a forward model it turns into one),
-// applies the ZeRO stage-1 rewrite for N ranks (and the overlap pass), checks the result for
-// hazards and writes it. `--check FILE` checks a rewritten graph without writing anything.
+// rewrite-graph: reads a training graph (or ONNX Runtime's training artifacts, --from-ort; or, with
+// --train, a forward model it turns into one), applies the ZeRO stage-1 rewrite for N ranks (and
+// the overlap pass), checks the result for hazards and writes it. `--check FILE` checks a rewritten graph without writing anything.
 
 #include <cstdint>
 #include <filesystem>
@@ -24,6 +24,7 @@
 #include "zerograph/ir/verify.h"
 #include "zerograph/onnx/load_model.h"
 #include "zerograph/onnx/save_model.h"
+#include "zerograph/ort_import/import_ort_artifacts.h"
 #include "zerograph/passes/autodiff_pass.h"
 #include "zerograph/passes/hazard_check.h"
 #include "zerograph/passes/overlap.h"
@@ -35,6 +36,7 @@ namespace {
 
 struct RewriteGraphOptions {
   std::string input;
+  std::string from_ort;
   std::string output;
   std::optional<int64_t> nranks;
   bool overlap = false;
@@ -119,6 +121,13 @@ void SetUpRewriteGraph(CLI::App& app, RewriteGraphOptions& options) {
   // IN is not checked with CLI::ExistingFile: the loader's error names the file and says what is
   // wrong with it (missing, unreadable, not ONNX) in one place.
   CLI::Option* input = app.add_option("IN", options.input, "Training graph to rewrite (.onnx)");
+  // Not CLI::ExistingDirectory either: the importer names the file that is missing.
+  CLI::Option* from_ort =
+      app.add_option("--from-ort", options.from_ort,
+                     "Read ONNX Runtime's training artifacts from DIR (training_model.onnx, "
+                     "optimizer_model.onnx, checkpoint) instead of IN")
+          ->type_name("DIR")
+          ->excludes(input);
   CLI::Option* output =
       app.add_option("-o,--output", options.output,
                      "Where to write the rewritten graph; written whole or not at all")
@@ -156,13 +165,13 @@ void SetUpRewriteGraph(CLI::App& app, RewriteGraphOptions& options) {
                  "Check a rewritten graph for hazards (collective order, gathers before updates, "
                  "cross-step waits) and write nothing")
       ->type_name("FILE")
-      ->excludes(input, output);
+      ->excludes(input, output, from_ort);
   app.callback([&options, train_options] {
     for (const CLI::Option* option : train_options) {
       if (option->count() > 0) options.train_options_given.push_back(option->get_name());
     }
     if (!options.check.empty()) return;
-    if (options.input.empty()) throw CLI::RequiredError("IN");
+    if (options.input.empty() && options.from_ort.empty()) throw CLI::RequiredError("IN");
     if (options.output.empty()) throw CLI::RequiredError("--output");
   });
 }
@@ -256,12 +265,21 @@ Status CheckRewrittenGraph(const std::string& path) {
   return Status::Ok();
 }
 
+// The training graph to rewrite: IN, or ONNX Runtime's artifacts converted.
+StatusOr<std::unique_ptr<Graph>> ReadTrainingGraph(const RewriteGraphOptions& options) {
+  if (!options.from_ort.empty()) return ImportOrtArtifacts(options.from_ort);
+  ZG_ASSIGN_OR_RETURN(std::unique_ptr<Graph> graph, LoadModel(options.input));
+  ZG_RETURN_IF_ERROR(Verify(*graph).WithContext(StrCat("verifying '", options.input, "'")));
+  return graph;
+}
+
 Status RunRewriteGraph(const RewriteGraphOptions& options) {
   if (!options.check.empty()) return CheckRewrittenGraph(options.check);
-  const std::string inputs[] = {options.input};
+  const std::string source = options.from_ort.empty() ? options.input : options.from_ort;
+  const std::string inputs[] = {source};
   ZG_RETURN_IF_ERROR(CheckOutputPath("-o", options.output, OutputKind::kFile, inputs));
   if (!options.layout_out.empty()) {
-    const std::string layout_inputs[] = {options.input, options.output};
+    const std::string layout_inputs[] = {source, options.output};
     ZG_RETURN_IF_ERROR(
         CheckOutputPath("--layout-out", options.layout_out, OutputKind::kFile, layout_inputs));
   }
@@ -269,8 +287,7 @@ Status RunRewriteGraph(const RewriteGraphOptions& options) {
     return InvalidArgumentError(StrCat(StrJoin(options.train_options_given, ", "),
                                        " only apply with --train (a forward model to train)"));
   }
-  ZG_ASSIGN_OR_RETURN(std::unique_ptr<Graph> graph, LoadModel(options.input));
-  ZG_RETURN_IF_ERROR(Verify(*graph).WithContext(StrCat("verifying '", options.input, "'")));
+  ZG_ASSIGN_OR_RETURN(std::unique_ptr<Graph> graph, ReadTrainingGraph(options));
   PassPipeline pipeline(/*verify_each=*/true);
   if (options.train) {
     ZG_ASSIGN_OR_RETURN(AutodiffPass::Options autodiff, AutodiffOptions(options));
@@ -288,9 +305,9 @@ Status RunRewriteGraph(const RewriteGraphOptions& options) {
   }
   StatusOr<bool> changed = pipeline.Run(*graph);
   if (!changed.ok()) {
-    return std::move(changed).status().WithContext(StrCat("rewriting '", options.input, "'"));
+    return std::move(changed).status().WithContext(StrCat("rewriting '", source, "'"));
   }
-  ZG_RETURN_IF_ERROR(CheckHazards(*graph).WithContext(StrCat("rewriting '", options.input, "'")));
+  ZG_RETURN_IF_ERROR(CheckHazards(*graph).WithContext(StrCat("rewriting '", source, "'")));
   if (!options.layout_out.empty()) {
     ZG_RETURN_IF_ERROR(WriteFileAtomically(options.layout_out, sharding->layout().ToJson()));
   }

@@ -144,6 +144,9 @@ zg_module(core PATHS src/core include/zerograph/core SHARED_INTERNALS)
 zg_module(ir PATHS src/ir include/zerograph/ir PUBLIC core)
 # Reading and writing ONNX files.
 zg_module(onnx PATHS src/onnx include/zerograph/onnx PUBLIC ir)
+# Reading ONNX Runtime's training artifacts (training and optimizer models, flatbuffers checkpoint)
+# into a training graph.
+zg_module(ort_import PATHS src/ort_import include/zerograph/ort_import PUBLIC ir)
 # Graph rewrites.
 zg_module(passes PATHS src/passes include/zerograph/passes PUBLIC ir)
 # Devices, streams, communicators, kernels (the CPU's) and the executor, which runs a graph on a

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the benchmarks in Release and writes their results into docs/benchmarks.md.
 # Usage: scripts/bench.sh [--only SECTIONS] [graph-io-bench options]
-#   SECTIONS is a comma-separated subset of graph-io,adamw,comm,overlap,convert,compare,gpu,gpt
+#   SECTIONS is a comma-separated subset of graph-io,autodiff,adamw,comm,overlap,convert,compare,
+#   gpu,gpt
 #   (default: all but compare, gpu and gpt). gpt runs bench/gpt_vs_onnxruntime.sh: a GPT-like
 #   model's forward, and forward + backward, against ONNX Runtime (it installs ONNX Runtime's
 #   Python packages into two virtual environments the first time). compare runs bench/compare_builds.sh: this tree's build
@@ -21,8 +22,8 @@ scripts/setup.sh
 build=${ZG_BENCH_BUILD_DIR:-build-release}
 doc=docs/benchmarks.md
 
-sections=(graph-io adamw comm overlap convert compare gpu gpt)
-selected=(graph-io adamw comm overlap convert)
+sections=(graph-io autodiff adamw comm overlap convert compare gpu gpt)
+selected=(graph-io autodiff adamw comm overlap convert)
 if [ "${1:-}" = "--only" ]; then
   IFS=, read -r -a selected <<<"${2:?--only needs a list of sections}"
   shift 2
@@ -41,6 +42,7 @@ else
 fi
 targets=()
 wanted graph-io && targets+=(graph-io-bench rewrite-graph)
+wanted autodiff && targets+=(autodiff-bench)
 wanted adamw && targets+=(adamw-bench)
 wanted comm && targets+=(comm-bench)
 wanted overlap && targets+=(graph-exec rewrite-graph generate-models)
@@ -253,6 +255,23 @@ EOF
     measure graph-io plain "$build/bench/graph-io-bench" $run
   done
   cat "$work/graph-io"
+}
+
+section_autodiff() {
+  cat <<'EOF'
+## The autodiff pass against a load and a save (`bench/autodiff_bench.cc`)
+
+DESIGN §3 asks a rewrite to cost about what parsing and writing the graph costs, and the sweep to
+be linear. `rewrite-graph --train`'s autodiff pass (loss, backward, one AdamW, metadata) runs on a
+forward graph of pre-LayerNorm transformer blocks (23 nodes each: LayerNorm, Q/K/V MatMuls with
+Reshape and Transpose into heads, Softmax attention, the output projection, a residual Add, a
+Relu MLP), the op mix of exported language models, with a symbolic batch dim as exporters write
+it. It adds about 2.5 backward and optimizer nodes per forward node. Medians, the two columns
+measured alternating in one process.
+
+EOF
+  measure autodiff plain "$build/bench/autodiff-bench" --nodes 10000 100000 --reps 5
+  cat "$work/autodiff"
 }
 
 section_adamw() {

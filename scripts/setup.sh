@@ -7,6 +7,7 @@ packages=(
   libprotobuf-dev protobuf-compiler
   libonnx-dev libonnx-testdata
   libcli11-dev
+  libflatbuffers-dev flatbuffers-compiler
   libgtest-dev libgmock-dev libbenchmark-dev
   libopenmpi-dev openmpi-bin
   nlohmann-json3-dev

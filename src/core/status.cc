@@ -21,6 +21,8 @@ std::string_view StatusCodeName(StatusCode code) {
       return "INTERNAL";
     case StatusCode::kUnavailable:
       return "UNAVAILABLE";
+    case StatusCode::kAborted:
+      return "ABORTED";
   }
   return "UNKNOWN";
 }
@@ -60,6 +62,7 @@ int Status::ExitCode() const {
     case StatusCode::kUnimplemented:
     case StatusCode::kInternal:
     case StatusCode::kUnavailable:
+    case StatusCode::kAborted:
       return kExitRuntime;
   }
   return kExitRuntime;

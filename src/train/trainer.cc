@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <bit>
 #include <chrono>
+#include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -115,8 +117,8 @@ StatusOr<std::unique_ptr<Trainer>> Trainer::Create(const Graph& graph, const std
   }
   ZG_ASSIGN_OR_RETURN(trainer->executor_,
                       runtime::Executor::Create(graph, device, comm, registry, std::move(options)));
-  ZG_ASSIGN_OR_RETURN(trainer->loss_sum_,
-                      runtime::DeviceTensor::Allocate(device, DataType::kFloat32, {}));
+  ZG_ASSIGN_OR_RETURN(trainer->step_summary_,
+                      runtime::DeviceTensor::Allocate(device, DataType::kFloat32, {3}));
   return trainer;
 }
 
@@ -131,6 +133,7 @@ StatusOr<std::vector<StepResult>> Trainer::Train(const TrainOptions& options) {
     ZG_RETURN_IF_NOT(loss_log.good(), "cannot write the loss log '", options.loss_log, "'");
     loss_log << "# step loss lr loss_bits\n";
   }
+  stopped_by_signal_ = 0;
   std::vector<StepResult> results;
   std::map<std::string, std::vector<std::byte>> rows;
   for (const auto& [name, spec] : dataset_->inputs()) {
@@ -152,20 +155,43 @@ StatusOr<std::vector<StepResult>> Trainer::Train(const TrainOptions& options) {
     Status ran = executor.Run(step);
     if (!ran.ok()) return std::move(ran).WithContext(StrCat("step ", step));
 
-    // The loss shown is the mean over ranks (each rank's is the mean over its rows).
+    // The loss shown is the mean over ranks (each rank's is the mean over its rows). Stop
+    // requests ride in the same reduction, so the ranks agree on them without another collective.
     const runtime::DeviceTensor* loss = executor.Find(spec_.loss);
     ZG_RET_CHECK(loss != nullptr && loss->numel() == 1, "no scalar loss '", spec_.loss, "'");
     runtime::Stream& comm_stream = executor.comm_stream();
-    ZG_RETURN_IF_ERROR(comm_->AllReduce(*loss, loss_sum_, runtime::ReduceOp::kAvg, comm_stream));
+    const int signal = options.stop_signal ? options.stop_signal() : 0;
+    const float requests[2] = {signal == SIGINT ? 1.0f : 0.0f, signal == SIGTERM ? 1.0f : 0.0f};
+    ZG_ASSIGN_OR_RETURN(runtime::DeviceTensor summary_loss, step_summary_.View(0, {}));
+    ZG_ASSIGN_OR_RETURN(runtime::DeviceTensor summary_requests, step_summary_.View(1, {2}));
+    // Both copies are complete before the reduction starts: an MPI collective runs on the calling
+    // thread, not as a task of the stream.
+    ZG_RETURN_IF_ERROR(device_->CopyAsync(*loss, summary_loss, comm_stream));
     ZG_RETURN_IF_ERROR(comm_stream.Synchronize());
-    float mean_loss = 0;
+    ZG_RETURN_IF_ERROR(device_->CopyFromHost(std::as_bytes(std::span(requests)), summary_requests));
     ZG_RETURN_IF_ERROR(
-        device_->CopyToHost(loss_sum_, std::as_writable_bytes(std::span<float>(&mean_loss, 1))));
+        comm_->AllReduce(step_summary_, step_summary_, runtime::ReduceOp::kAvg, comm_stream));
+    ZG_RETURN_IF_ERROR(comm_stream.Synchronize());
+    float summary[3] = {};
+    ZG_RETURN_IF_ERROR(
+        device_->CopyToHost(step_summary_, std::as_writable_bytes(std::span(summary))));
+    const float mean_loss = summary[0];
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     results.push_back({step, mean_loss, lr, seconds});
     if (rank0) ReportStep(results.back(), options, progress, loss_log);
-    if (options.after_step) ZG_RETURN_IF_ERROR(options.after_step(step));
+    if (!std::isfinite(mean_loss)) {
+      // Every rank sees the same mean, so every rank stops here; rank 0 says why.
+      return Status(StatusCode::kAborted,
+                    rank0 ? StrCat("step ", step, ": the loss is ", mean_loss,
+                                   " (mean over ranks): training diverged; lower the learning "
+                                   "rate, or resume from an earlier checkpoint with --load")
+                          : "");
+    }
+    stopped_by_signal_ = summary[1] > 0 ? SIGINT : summary[2] > 0 ? SIGTERM : 0;
+    const bool stopping = stopped_by_signal_ != 0;
+    if (options.after_step) ZG_RETURN_IF_ERROR(options.after_step(step, stopping));
+    if (stopping) break;
   }
   if (rank0 && options.out != nullptr && !results.empty()) {
     std::vector<double> times;

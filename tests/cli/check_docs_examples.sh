@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs every ```sh block of a Markdown page as written, in order, in a scratch folder holding
-# `build/` (the build tree), `models/` (the committed models) and an empty `out/`, with the
-# programs on PATH and mpirun given the flags this machine needs (--oversubscribe; as root,
-# --allow-run-as-root). A block that fails fails the test, naming the block and its first line.
+# `build/` (the build tree), `models/` (the committed models), `tests/` (the committed test data,
+# such as ONNX Runtime's reference artifacts) and an empty `out/`, with the programs on PATH and
+# mpirun given the flags this machine needs (--oversubscribe; as root, --allow-run-as-root). A block that fails fails the test, naming the block and its first line.
 #
 # Usage: check_docs_examples.sh PAGE.md BUILD_DIR SOURCE_DIR WORK_DIR
 set -euo pipefail
@@ -10,6 +10,7 @@ page=$1 build=$2 source=$3 work=$4
 rm -rf "$work" && mkdir -p "$work/out"
 ln -s "$build" "$work/build"
 ln -s "$source/models" "$work/models"
+ln -s "$source/tests" "$work/tests"
 export PATH="$build/apps:$build/models:$PATH"
 mpirun_flags="--oversubscribe"
 [ "$(id -u)" -eq 0 ] && mpirun_flags+=" --allow-run-as-root"

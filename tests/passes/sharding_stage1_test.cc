@@ -133,6 +133,28 @@ TEST(ShardingStage1Test, RewritesIntoFusedBucket) {
   ASSERT_TRUE(layout.ok()) << layout.status().ToString();
 }
 
+// The sharded update keeps the optimizer's attributes: AdamW's mode and bias correction (ONNX
+// Runtime's Hugging Face form) reach the fused node.
+TEST(ShardingStage1Test, CarriesOptimizerAttributes) {
+  auto graph = Demo();
+  for (Node* node : graph->nodes()) {
+    if (node->op_type() != "AdamW") continue;
+    node->SetInt("adam_mode", 1);
+    node->SetInt("correct_bias", 0);
+    node->SetFloat("beta2", 0.98f);
+  }
+  ASSERT_TRUE(Shard(*graph, 2).status.ok());
+  int updates = 0;
+  for (const Node* node : graph->nodes()) {
+    if (node->op_type() != "AdamW") continue;
+    ++updates;
+    EXPECT_EQ(node->GetInt("adam_mode"), 1);
+    EXPECT_EQ(node->GetInt("correct_bias"), 0);
+    EXPECT_EQ(node->GetFloat("beta2"), 0.98f);
+  }
+  EXPECT_EQ(updates, 1);
+}
+
 // With 3 ranks the parameters are padded (fp32 granularity 48) and the padding is zero.
 TEST(ShardingStage1Test, PaddingIsZero) {
   auto graph = Demo();

@@ -298,8 +298,8 @@ TEST_F(CudaKernelsTest, MatrixProductsMatchCpu) {
   }
 }
 
-// The fused multi-tensor AdamW equals the CPU's bit for bit: three tensors (one not a multiple of
-// the vector width) in one launch, every dtype, at step 3.
+// The fused multi-tensor AdamW equals the CPU's bit for bit in both modes: three tensors (one not
+// a multiple of the vector width) in one launch, every dtype, at step 3.
 TEST_F(CudaKernelsTest, FusedAdamWMatchesCpu) {
   for (DataType dtype : kFloatDtypes) {
     const std::vector<Shape> shapes = {{64, 8}, {37}, {1000}};
@@ -313,6 +313,10 @@ TEST_F(CudaKernelsTest, FusedAdamWMatchesCpu) {
       }
     }
     ExpectSame(kZerographDomain, "AdamW", inputs, 9, {}, 0);
+    ExpectSame(kZerographDomain, "AdamW", inputs, 9,
+               {Attr("adam_mode", int64_t{1}), Attr("correct_bias", int64_t{0}),
+                Attr("weight_decay", 0.1)},
+               0);
     std::vector<DeviceTensor> sgd = {inputs[0]};
     for (size_t i = 2; i < 2 + 2 * shapes.size(); ++i) sgd.push_back(inputs[i]);
     ExpectSame(kZerographDomain, "SGD", sgd, shapes.size(), {}, 0);

@@ -1,5 +1,7 @@
+#include <algorithm>
 #include <cmath>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -94,6 +96,95 @@ INSTANTIATE_TEST_SUITE_P(Dtypes, AdamWTest,
                          ::testing::Values(DataType::kFloat32, DataType::kFloat16,
                                            DataType::kBFloat16),
                          [](const auto& info) { return std::string(DataTypeName(info.param)); });
+
+// ONNX Runtime's AdamWOptimizer (alpha = β1, beta = β2), literally, in double; bc = 1 without
+// bias correction:
+//   mode 0: X ← X − lr·wd·X; M, V as above; X ← X − lr·M / (bc1·(√(V/bc2) + ε))
+//   mode 1: M, V as above; X ← X − (lr·√bc2/bc1)·M/(√V + ε); X ← X − lr·wd·X
+AdamWState ReferenceOrtAdamW(AdamWState s, const std::vector<double>& g, double lr, int64_t t,
+                             double b1, double b2, double eps, double wd, int mode,
+                             bool correct_bias) {
+  const double bc1 = correct_bias ? 1 - std::pow(b1, static_cast<double>(t)) : 1;
+  const double bc2 = correct_bias ? 1 - std::pow(b2, static_cast<double>(t)) : 1;
+  for (size_t i = 0; i < g.size(); ++i) {
+    if (mode == 0) s.x[i] -= lr * wd * s.x[i];
+    s.m[i] = b1 * s.m[i] + (1 - b1) * g[i];
+    s.v[i] = b2 * s.v[i] + (1 - b2) * g[i] * g[i];
+    if (mode == 0) {
+      s.x[i] -= lr * s.m[i] / (bc1 * (std::sqrt(s.v[i] / bc2) + eps));
+    } else {
+      s.x[i] -= (lr * std::sqrt(bc2) / bc1) * s.m[i] / (std::sqrt(s.v[i]) + eps);
+      s.x[i] -= lr * wd * s.x[i];
+    }
+  }
+  return s;
+}
+
+// Both adam_mode forms, with and without bias correction, with weight decay, at steps 1 and 5,
+// match ONNX Runtime's formulas; mode 1 differs from mode 0 by more than the tolerance, so the
+// attribute is read.
+TEST(AdamWModeTest, MatchesOnnxRuntimeFormulas) {
+  KernelRunner runner;
+  const double lr = 0.05, b1 = 0.8, b2 = 0.95, eps = 1e-3, wd = 0.1;
+  const double fb1 = static_cast<float>(b1), fb2 = static_cast<float>(b2);
+  const double feps = static_cast<float>(eps), fwd = static_cast<float>(wd);
+  for (int64_t step : {1, 5}) {
+    for (auto [mode, correct_bias] : {std::pair{0, true}, {1, true}, {1, false}}) {
+      std::vector<DeviceTensor> inputs = {runner.MakeTensor(DataType::kFloat32, {}, {lr}),
+                                          runner.MakeTensor(DataType::kInt64, {}, {double(step)})};
+      for (int group = 0; group < 4; ++group) {
+        inputs.push_back(
+            runner.Random(DataType::kFloat32, {41}, 30 + group, group == 3 ? 0 : -1, 1));
+      }
+      const std::vector<Attr> attrs = {Attr("beta1", b1),
+                                       Attr("beta2", b2),
+                                       Attr("epsilon", eps),
+                                       Attr("weight_decay", wd),
+                                       Attr("adam_mode", int64_t{mode}),
+                                       Attr("correct_bias", int64_t{correct_bias})};
+      StatusOr<std::vector<DeviceTensor>> out =
+          runner.Run(kZerographDomain, "AdamW", inputs, 3, attrs);
+      ASSERT_TRUE(out.ok()) << out.status().ToString();
+      const AdamWState before{Values(inputs[2]), Values(inputs[4]), Values(inputs[5])};
+      const AdamWState expected = ReferenceOrtAdamW(before, Values(inputs[3]), lr, step, fb1, fb2,
+                                                    feps, fwd, mode, correct_bias);
+      const std::string what = "mode " + std::to_string(mode) + " correct_bias " +
+                               std::to_string(correct_bias) + " step " + std::to_string(step);
+      const double rtol = 8 * UnitRoundoff(DataType::kFloat32);
+      ExpectNear(Values((*out)[0]), expected.x, rtol, rtol, what + " X");
+      ExpectNear(Values((*out)[1]), expected.m, rtol, rtol, what + " M");
+      ExpectNear(Values((*out)[2]), expected.v, rtol, rtol, what + " V");
+      const AdamWState other = ReferenceOrtAdamW(before, Values(inputs[3]), lr, step, fb1, fb2,
+                                                 feps, fwd, 1 - mode, true);
+      double largest_gap = 0;
+      for (size_t i = 0; i < other.x.size(); ++i) {
+        largest_gap = std::max(largest_gap, std::abs(other.x[i] - expected.x[i]));
+      }
+      EXPECT_GT(largest_gap, 1e-4) << what;
+    }
+  }
+}
+
+// adam_mode outside {0, 1}, correct_bias outside {0, 1}, and PyTorch's form without bias
+// correction are refused, naming the attribute.
+TEST(AdamWModeTest, RefusesUnknownModes) {
+  KernelRunner runner;
+  std::vector<DeviceTensor> inputs = {runner.MakeTensor(DataType::kFloat32, {}, {0.1}),
+                                      runner.MakeTensor(DataType::kInt64, {}, {1})};
+  for (int i = 0; i < 4; ++i) inputs.push_back(runner.Random(DataType::kFloat32, {4}, i, 0, 1));
+  const std::vector<std::pair<std::vector<Attr>, std::string>> cases = {
+      {{Attr("adam_mode", int64_t{2})}, "adam_mode"},
+      {{Attr("adam_mode", int64_t{1}), Attr("correct_bias", int64_t{3})}, "correct_bias"},
+      {{Attr("adam_mode", int64_t{0}), Attr("correct_bias", int64_t{0})}, "requires correct_bias"},
+  };
+  for (const auto& [attrs, cause] : cases) {
+    StatusOr<std::vector<DeviceTensor>> out =
+        runner.Run(kZerographDomain, "AdamW", inputs, 3, attrs);
+    ASSERT_FALSE(out.ok()) << cause;
+    EXPECT_NE(out.status().message().find(cause), std::string_view::npos)
+        << out.status().ToString();
+  }
+}
 
 // Every X', M', V' may take its input's memory.
 TEST(AdamWShapeTest, OutputsMayRunInPlace) {

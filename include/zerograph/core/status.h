@@ -21,6 +21,7 @@ enum class StatusCode {
   kUnimplemented,    // valid input asking for something this build cannot do yet
   kInternal,         // a broken invariant of ours
   kUnavailable,      // the machine or a peer failed (I/O, MPI, CUDA, NCCL)
+  kAborted,          // the run stopped itself: training diverged (a non-finite loss)
 };
 
 std::string_view StatusCodeName(StatusCode code);

@@ -21,8 +21,9 @@ namespace zerograph {
 // The loss is computed on one forward output against a new label input; the trained parameters
 // are the floating initializers that reach the loss (less the frozen ones), updated by one
 // multi-tensor optimizer node with zero-initialized states `<param>.m1` / `<param>.m2`. The graph
-// then outputs only the loss and the `.new` values, and its metadata names the data inputs (the
-// forward graph's inputs, then the label), `lr`, `step` and the state binding.
+// then outputs only the loss and the `.new` values (forward nodes that computed only the dropped
+// outputs are erased), and its metadata names the data inputs (the forward graph's inputs, then
+// the label), `lr`, `step` and the state binding.
 class AutodiffPass : public GraphPass {
  public:
   enum class Loss {
@@ -75,6 +76,7 @@ class AutodiffPass : public GraphPass {
     int64_t trained = 0;
     int64_t constant = 0;  // floating initializers frozen or not reaching the loss
     int64_t trained_elements = 0;
+    int64_t dead_nodes = 0;  // read by nothing once the forward graph's outputs are dropped
   };
 
   Options options_;

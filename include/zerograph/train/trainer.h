@@ -38,8 +38,12 @@ struct TrainOptions {
   // A progress bar on rank 0's stderr when it is a terminal, erased before each step line.
   bool progress = true;
   // Called on every rank after each step (0-based), once its line is out: where graph-exec saves
-  // checkpoints. An error stops training. Optional.
-  std::function<Status(int64_t step)> after_step;
+  // checkpoints. `stopping` is true after the last step a stop request lets run. An error stops
+  // training. Optional.
+  std::function<Status(int64_t step, bool stopping)> after_step;
+  // The signal this rank was asked to stop by (SIGINT, SIGTERM), or 0: read once per step. The
+  // ranks agree on it with the step's loss, so every rank stops after the same step. Optional.
+  std::function<int()> stop_signal;
 };
 
 struct StepResult {
@@ -65,6 +69,8 @@ class Trainer {
   StatusOr<std::vector<StepResult>> Train(const TrainOptions& options);
 
   runtime::Executor& executor() { return *executor_; }
+  // The signal the last Train stopped for (SIGINT wins over SIGTERM when ranks differ), or 0.
+  int stopped_by_signal() const { return stopped_by_signal_; }
   const Dataset& dataset() const { return *dataset_; }
 
  private:
@@ -77,7 +83,9 @@ class Trainer {
   runtime::Communicator* comm_ = nullptr;
   std::unique_ptr<Dataset> dataset_;
   std::unique_ptr<runtime::Executor> executor_;
-  runtime::DeviceTensor loss_sum_;
+  // Per step, reduced over ranks: [loss (mean), SIGINT requests, SIGTERM requests (means)].
+  runtime::DeviceTensor step_summary_;
+  int stopped_by_signal_ = 0;
 };
 
 }  // namespace zerograph

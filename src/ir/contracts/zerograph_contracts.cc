@@ -149,8 +149,21 @@ std::vector<int64_t> CoalesceOffsets(const Node& node) {
   return offsets ? std::vector<int64_t>(offsets->begin(), offsets->end()) : std::vector<int64_t>();
 }
 
+// AdamW's modes (docs/formats.md): adam_mode 0 (PyTorch) or 1 (Hugging Face); correct_bias 0 or
+// 1, and PyTorch's form always corrects the bias (as ONNX Runtime's AdamWOptimizer requires).
+Status CheckAdamWModes(const Node& node) {
+  ZG_ASSIGN_OR_RETURN(const int64_t mode, ContractInt(node, "adam_mode"));
+  ZG_ASSIGN_OR_RETURN(const int64_t correct_bias, ContractInt(node, "correct_bias"));
+  ZG_RETURN_IF_NOT(mode == 0 || mode == 1,
+                   "adam_mode must be 0 (PyTorch) or 1 (Hugging Face), got ", mode);
+  ZG_RETURN_IF_NOT(correct_bias == 0 || correct_bias == 1, "correct_bias must be 0 or 1, got ",
+                   correct_bias);
+  ZG_RETURN_IF_NOT(mode == 1 || correct_bias == 1, "adam_mode 0 (PyTorch) requires correct_bias 1");
+  return Status::Ok();
+}
+
 OpContract Optimizer(std::string_view name, int num_scalars, int num_states, ShapeFunction infer,
-                     std::vector<OpAttribute> attributes) {
+                     std::vector<OpAttribute> attributes, NodeCheck check = nullptr) {
   std::vector<OpFormal> inputs = {{"lr", "tensor(float)"}};
   if (num_scalars == 2) inputs.push_back({"step", "tensor(int64)"});
   inputs.push_back({"tensors", "T", kVariadic});
@@ -162,7 +175,8 @@ OpContract Optimizer(std::string_view name, int num_scalars, int num_states, Sha
           std::move(attributes),
           {{"tensor(float)", kFloat32Type}, {"tensor(int64)", kInt64Type}, {"T", kOptimizerTypes}},
           infer,
-          OptimizerLayout{num_scalars, num_states}};
+          OptimizerLayout{num_scalars, num_states},
+          check};
 }
 
 OpContract Collective(std::string_view name, std::vector<OpFormal> inputs, ShapeFunction infer,
@@ -180,7 +194,10 @@ Status AddZerographContracts(OpContracts& contracts) {
                                              {{"beta1", kFloat, false, 0.9f},
                                               {"beta2", kFloat, false, 0.999f},
                                               {"epsilon", kFloat, false, 1e-8f},
-                                              {"weight_decay", kFloat, false, 0.01f}})));
+                                              {"weight_decay", kFloat, false, 0.01f},
+                                              {"adam_mode", kInt, false, int64_t{0}},
+                                              {"correct_bias", kInt, false, int64_t{1}}},
+                                             CheckAdamWModes)));
   ZG_RETURN_IF_ERROR(contracts.Add(Optimizer("SGD", 1, 0, SgdShape, {})));
   // ReluGrad(dY, X) = dY where X > 0, else 0.
   ZG_RETURN_IF_ERROR(contracts.Add({kZerographDomain,

@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <span>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "passes/autodiff/gradient_context.h"
 #include "passes/autodiff/gradient_rule.h"
@@ -39,7 +41,12 @@ struct Path {
 Path FindPath(const Graph& graph, const autodiff::ValueShapes& shapes,
               std::span<Value* const> outputs, std::span<Value* const> wrt) {
   const auto bound = static_cast<size_t>(graph.value_id_bound());
-  auto floating = [&](const Value& v) { return IsFloating(shapes.type(v).dtype); };
+  // A value of unknown dtype (the output of an op zerograph does not know) may carry a gradient:
+  // the path then reaches its node, which has no rule, and the error names it.
+  auto floating = [&](const Value& v) {
+    const DataType dtype = shapes.type(v).dtype;
+    return IsFloating(dtype) || dtype == DataType::kUndefined;
+  };
   std::vector<bool> downstream(bound);
   for (const Value* v : wrt) downstream[static_cast<size_t>(v->id())] = floating(*v);
   std::vector<Node*> reached;

@@ -100,6 +100,25 @@ void BindLabel(const Value& prediction, const Value& label, AutodiffPass::Loss l
   shapes.BindInput(label, std::move(specs[0]), std::move(specs[1]));
 }
 
+// Erases the nodes nothing reads (what computed only the forward graph's dropped outputs), walking
+// the schedule backwards so that a chain goes in one walk. Returns how many.
+StatusOr<int64_t> EraseDeadNodes(Graph& graph) {
+  int64_t erased = 0;
+  for (Node* node = graph.last_node(); node != nullptr;) {
+    Node* previous = node->prev();
+    bool read = false;
+    for (const Value* output : node->outputs()) {
+      read = read || (output != nullptr && (!output->users().empty() || output->is_graph_output()));
+    }
+    if (!read) {
+      ZG_RETURN_IF_ERROR(graph.EraseNode(node));
+      ++erased;
+    }
+    node = previous;
+  }
+  return erased;
+}
+
 }  // namespace
 
 std::optional<AutodiffPass::Loss> LossFromName(std::string_view name) {
@@ -137,7 +156,15 @@ StatusOr<bool> AutodiffPass::RunImpl(Graph& graph) {
   if (loss.label != nullptr) BindLabel(*prediction, *loss.label, options_.loss, shapes);
   for (Node* node = last_forward != nullptr ? last_forward->next() : graph.first_node();
        node != nullptr; node = node->next()) {
-    ZG_RETURN_IF_ERROR(shapes.InferNode(*node));
+    Status inferred = shapes.InferNode(*node);
+    if (!inferred.ok()) {
+      return std::move(inferred).WithContext(
+          loss.label == nullptr
+              ? StrCat("the loss on '", prediction->name(), "'")
+              : StrCat("the loss on '", prediction->name(), "' (",
+                       shapes.type(*prediction).ToString(), ") against label '", loss.label->name(),
+                       "' (", loss.label->type()->ToString(), ")"));
+    }
   }
   const int64_t before_backward = static_cast<int64_t>(graph.num_nodes());
   Value* const outputs[] = {loss.loss};
@@ -173,6 +200,7 @@ StatusOr<bool> AutodiffPass::RunImpl(Graph& graph) {
     spec.state_binding.emplace_back(new_value->name(), old_value->name());
   }
   WriteTrainingSpec(spec, graph);
+  ZG_ASSIGN_OR_RETURN(stats_.dead_nodes, EraseDeadNodes(graph));
 
   stats_.forward_nodes = forward_nodes;
   stats_.trained = static_cast<int64_t>(params.size());
@@ -184,7 +212,8 @@ std::string AutodiffPass::StatsString() const {
   return StrCat("forward nodes: ", stats_.forward_nodes,
                 "\nbackward nodes: ", stats_.backward_nodes,
                 "\ntrained parameters: ", stats_.trained, " (", stats_.trained_elements,
-                " elements)\nconstant floating initializers: ", stats_.constant, "\n");
+                " elements)\nconstant floating initializers: ", stats_.constant,
+                "\nnodes nothing reads, erased: ", stats_.dead_nodes, "\n");
 }
 
 }  // namespace zerograph

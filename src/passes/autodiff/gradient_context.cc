@@ -1,6 +1,8 @@
 #include "passes/autodiff/gradient_context.h"
 
+#include <bit>
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <string_view>
 #include <utility>
@@ -42,17 +44,18 @@ Value* GradientContext::output(size_t i) const {
 }
 
 BackwardBuilder::BackwardBuilder(Graph& graph, ValueShapes shapes, std::vector<bool> needs_grad)
-    : graph_(graph), shapes_(std::move(shapes)), needs_grad_(std::move(needs_grad)) {}
+    : graph_(graph),
+      shapes_(std::move(shapes)),
+      needs_grad_(std::move(needs_grad)),
+      gradient_(needs_grad_.size()) {}
 
 Node* BackwardBuilder::AddNode(const Node& forward, OpName op, std::span<Value* const> inputs,
                                size_t num_outputs, std::initializer_list<Attr> attrs) {
+  // Graph::AddNode makes the node's and the outputs' names unique ("X_grad", "X_grad_1", ...).
   const std::string base = GradName(forward);
-  std::vector<std::string> names;
-  names.reserve(num_outputs);
-  for (size_t o = 0; o < num_outputs; ++o) names.push_back(graph_.UniqueValueName(base));
+  const std::vector<std::string> names(num_outputs, base);
   if (!op.domain.empty() && !graph_.OpsetVersion(op.domain)) graph_.SetOpsetVersion(op.domain, 1);
-  Node* node =
-      graph_.AddNode(op.op_type, op.domain, inputs, names, graph_.UniqueNodeName(base), nullptr);
+  Node* node = graph_.AddNode(op.op_type, op.domain, inputs, names, base, nullptr);
   node->SetRole(OpRole::kBackward);
   for (const Attr& attr : attrs) GraphBuilder::SetAttr(*node, attr);
   Status inferred = shapes_.InferNode(*node);
@@ -94,14 +97,14 @@ Value* BackwardBuilder::Scalar(float value, DataType dtype) {
     }
     default: {
       // 16-bit floats: a Cast of the float32 constant, itself shared, rounds as the kernels do.
-      const std::string key = StrCat("cast:", static_cast<int>(dtype), ":", value);
+      const std::string key =
+          StrCat("cast:", static_cast<int>(dtype), ":", std::bit_cast<uint32_t>(value));
       Value*& cast = constants_[key];
       if (cast == nullptr) {
         Value* wide = Scalar(value, DataType::kFloat32);
-        const std::string names[] = {graph_.UniqueValueName(StrCat(wide->name(), "_cast"))};
+        const std::string names[] = {StrCat(wide->name(), "_cast")};
         Value* const inputs[] = {wide};
-        Node* node = graph_.AddNode("Cast", "", inputs, names,
-                                    graph_.UniqueNodeName(StrCat(wide->name(), "_cast")));
+        Node* node = graph_.AddNode("Cast", "", inputs, names, names[0]);
         node->SetRole(OpRole::kBackward);
         node->SetInt("to", static_cast<int64_t>(dtype));
         Status inferred = shapes_.InferNode(*node);
@@ -200,26 +203,33 @@ Status BackwardBuilder::AddGradient(std::string_view source, const Value& value,
                  ShapeToString(want->shape), ") a gradient of ", DataTypeName(got->dtype),
                  ShapeToString(got->shape));
   }
-  gradients_[value.id()].push_back(grad);
+  ZG_RET_CHECK(needs_grad(value), source, " gives '", value.name(), "' a gradient it needs not");
+  Value*& first = gradient_[static_cast<size_t>(value.id())];
+  if (first == nullptr) {
+    first = grad;
+  } else {
+    more_gradients_[value.id()].push_back(grad);
+  }
   return Status::Ok();
 }
 
 Value* BackwardBuilder::TakeGradient(const Value& value) {
-  auto it = gradients_.find(value.id());
-  if (it == gradients_.end()) return nullptr;
-  std::vector<Value*>& grads = it->second;
-  if (grads.size() > 1) {
-    const std::string base = StrCat(value.name(), "_grad");
-    const std::string names[] = {graph_.UniqueValueName(base)};
-    Node* sum = graph_.AddNode("Sum", "", grads, names, graph_.UniqueNodeName(base));
-    sum->SetRole(OpRole::kBackward);
-    Status inferred = shapes_.InferNode(*sum);
-    if (!inferred.ok() && error_.ok()) error_ = std::move(inferred);
-    // Kept as the one gradient: a value both trained and computed from another trained value is
-    // asked for again at the end.
-    grads.assign(1, sum->output(0));
-  }
-  return grads[0];
+  if (!needs_grad(value)) return nullptr;
+  Value*& grad = gradient_[static_cast<size_t>(value.id())];
+  auto more = more_gradients_.find(value.id());
+  if (grad == nullptr || more == more_gradients_.end()) return grad;
+  std::vector<Value*> grads = {grad};
+  grads.insert(grads.end(), more->second.begin(), more->second.end());
+  more_gradients_.erase(more);
+  const std::string names[] = {StrCat(value.name(), "_grad")};
+  Node* sum = graph_.AddNode("Sum", "", grads, names, names[0]);
+  sum->SetRole(OpRole::kBackward);
+  Status inferred = shapes_.InferNode(*sum);
+  if (!inferred.ok() && error_.ok()) error_ = std::move(inferred);
+  // Kept as the one gradient: a value both trained and computed from another trained value is
+  // asked for again at the end.
+  grad = sum->output(0);
+  return grad;
 }
 
 Status BackwardBuilder::TakeError() { return std::exchange(error_, Status::Ok()); }

@@ -61,8 +61,10 @@ class BackwardBuilder {
   Graph& graph_;
   ValueShapes shapes_;
   std::vector<bool> needs_grad_;
-  // By value id: the gradients received so far.
-  std::unordered_map<int64_t, std::vector<Value*>> gradients_;
+  // By value id, the first gradient received, and the others for the few values read several
+  // times: one table for all, not a list per value.
+  std::vector<Value*> gradient_;
+  std::unordered_map<int64_t, std::vector<Value*>> more_gradients_;
   // Constants by dtype, dims and bytes.
   std::unordered_map<std::string, Value*> constants_;
   Status error_;

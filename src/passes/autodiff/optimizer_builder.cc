@@ -44,7 +44,11 @@ AppendedOptimizer AppendOptimizer(Graph& graph, std::span<const TrainedParameter
   if (adam) result.step = b.Input("step", DataType::kInt64, {});
 
   // L2 weight decay (Adam, SGD): g ← g + wd·param, as PyTorch's optimizers add it.
+  // Sized once: the node of a large model has millions of inputs, and each regrowth of a vector
+  // that size frees a large block, which makes glibc's malloc consolidate every small free chunk.
+  const size_t per_param = adam ? 3 : 1;
   std::vector<Value*> grads;
+  grads.reserve(params.size());
   b.SetRole(OpRole::kBackward);
   for (const TrainedParameter& p : params) {
     Value* grad = p.grad;
@@ -57,9 +61,13 @@ AppendedOptimizer AppendOptimizer(Graph& graph, std::span<const TrainedParameter
   }
 
   std::vector<Value*> inputs = {result.lr};
+  inputs.reserve(2 + (per_param + 1) * params.size());
   if (adam) inputs.push_back(result.step);
   std::vector<std::string> outputs;
+  outputs.reserve(per_param * params.size());
   std::vector<Value*> replaced;
+  replaced.reserve(per_param * params.size());
+  result.binding.reserve(per_param * params.size());
   for (const TrainedParameter& p : params) {
     inputs.push_back(p.param);
     outputs.push_back(StrCat(p.param->name(), ".new"));

@@ -20,6 +20,15 @@ Value* OneAxisOp(GradientContext& ctx, OpName op, Value* v, int64_t axis) {
   return ctx.Op(op, {v}, {Attr("axes", std::vector<int64_t>{axis})});
 }
 
+// Whether B is a matrix and A has batch dims, with K and N static: then dB = Σ_batch Aᵀ·dY is
+// one product of A and dY flattened to rows.
+bool FoldsBatchIntoRows(GradientContext& ctx) {
+  const TensorType& a = ctx.type(*ctx.input(0));
+  const TensorType& b = ctx.type(*ctx.input(1));
+  return a.dims && b.dims && a.dims->size() >= 3 && b.dims->size() == 2 &&
+         a.dims->back() != TensorType::kUnknownDim && b.dims->back() != TensorType::kUnknownDim;
+}
+
 // Y = A·B (numpy matmul): dA = dY·Bᵀ, dB = Aᵀ·dY, each summed over the batch dims its operand
 // was broadcast along. A 1-D A is a row [1, K] whose M axis Y lacks; a 1-D B a column [K, 1]
 // whose N axis Y lacks: the vectors are promoted, dY gets the missing axes back, and each
@@ -47,7 +56,14 @@ Status MatMulGradient(GradientContext& ctx) {
     if (a_vector) da = OneAxisOp(ctx, "Squeeze", da, 0);
     ZG_RETURN_IF_ERROR(ctx.SetInputGrad(0, da));
   }
-  if (ctx.needs_grad(1)) {
+  if (ctx.needs_grad(1) && FoldsBatchIntoRows(ctx)) {
+    // A batch of rows against a matrix (a linear layer over [batch, seq, K]): the batch folds
+    // into the rows, one [K, N] product instead of [batch..., K, N] ones summed afterwards.
+    const int64_t k = ctx.type(*a).dims->back(), n = ctx.type(*b).dims->back();
+    Value* rows = ctx.Op("Reshape", {a, ctx.Int64s({-1, k})});
+    Value* row_grads = ctx.Op("Reshape", {dy, ctx.Int64s({-1, n})});
+    ZG_RETURN_IF_ERROR(ctx.SetInputGrad(1, ctx.Op("Gemm", {rows, row_grads}, {Attr("transA", 1)})));
+  } else if (ctx.needs_grad(1)) {
     Value* db = ctx.ReduceToShapeOf(
         ctx.Op({kMicrosoftDomain, "FusedMatMul"}, {a2, dy2}, {Attr("transA", 1)}), *b2);
     if (b_vector) db = OneAxisOp(ctx, "Squeeze", db, 1);

@@ -3,8 +3,8 @@
 // of them), which the executor computes while planning: no backward node keeps a forward
 // activation alive just for its shape. Integer inputs (shapes, axes, indices) get no gradient.
 //
-// Backward nodes use the input forms of opset 13 (Split's split, ReduceSum's axes) and
-// ScatterElements-16's reduction (GatherElements); a graph of an older opset is refused by name.
+// Backward nodes take the form of the graph's opset (Split's sizes and ReduceSum's axes are inputs
+// from 13 on, attributes before); GatherElements' gradient needs ScatterElements-16's reduction.
 
 #include <algorithm>
 #include <cstdint>
@@ -111,16 +111,6 @@ Value* Zeros(GradientContext& ctx, std::span<const int64_t> dims, Value& of, con
   return Zeros(ctx, ShapeValue(ctx, dims, of), like);
 }
 
-// Backward nodes take the forms of newer opsets (Split's split input, ReduceSum's axes input,
-// ScatterElements' reduction): an older graph is refused rather than given wrong nodes.
-Status CheckOpsetForm(const Node& made, int since_version) {
-  const OpContract* contract = made.contract();
-  ZG_RETURN_IF_NOT(contract != nullptr && contract->since_version >= since_version, "the gradient ",
-                   "needs ", made.op_type(), "-", since_version, " or newer; the graph's opset ",
-                   "selects ", contract != nullptr ? contract->ToString() : "none");
-  return Status::Ok();
-}
-
 // The integers of a host-read input, which must be an initializer.
 StatusOr<std::vector<int64_t>> ConstantInts(const Value& value, std::string_view what) {
   const Tensor* tensor = value.initializer();
@@ -157,23 +147,35 @@ Status ExpandGrad(GradientContext& ctx) {
   return ctx.SetInputGrad(0, ctx.ReduceToShapeOf(ctx.output_grad(0), *ctx.input(0)));
 }
 
-// dY split back into the inputs' sizes along the axis.
+// dY split back into the inputs' sizes along the axis (sizes known only when the graph runs need
+// Split-13's sizes input).
 Status ConcatGrad(GradientContext& ctx) {
   const Node& node = ctx.node();
   ZG_ASSIGN_OR_RETURN(const int64_t attr, ContractInt(node, "axis"));
   ZG_ASSIGN_OR_RETURN(const int64_t axis, NormalizeAxis(attr, ctx.rank(*ctx.output(0))));
-  DimsBuilder sizes(ctx);
-  for (Value* input : node.inputs()) {
-    const int64_t dim = DimsOf(ctx, *input)[static_cast<size_t>(axis)];
-    if (dim == kUnknown) {
-      sizes.RunTime(*input, axis);
-    } else {
-      sizes.Static(dim);
+  std::vector<int64_t> sizes;
+  for (Value* input : node.inputs())
+    sizes.push_back(DimsOf(ctx, *input)[static_cast<size_t>(axis)]);
+  const bool symbolic = std::find(sizes.begin(), sizes.end(), kUnknown) != sizes.end();
+  Node* split;
+  if (ctx.opset() >= 13) {
+    DimsBuilder split_sizes(ctx);
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      if (sizes[i] == kUnknown) {
+        split_sizes.RunTime(*node.input(i), axis);
+      } else {
+        split_sizes.Static(sizes[i]);
+      }
     }
+    Value* inputs[] = {ctx.output_grad(0), split_sizes.Build()};
+    split = ctx.AddNode("Split", inputs, node.num_inputs(), {Attr("axis", axis)});
+  } else {
+    ZG_RETURN_IF_NOT(!symbolic, "Concat along a symbolic dim needs opset 13 for its gradient ",
+                     "(Split's sizes as an input); the graph's opset is ", ctx.opset());
+    Value* inputs[] = {ctx.output_grad(0)};
+    split = ctx.AddNode("Split", inputs, node.num_inputs(),
+                        {Attr("axis", axis), Attr("split", std::move(sizes))});
   }
-  Value* inputs[] = {ctx.output_grad(0), sizes.Build()};
-  Node* split = ctx.AddNode("Split", inputs, node.num_inputs(), {Attr("axis", axis)});
-  ZG_RETURN_IF_ERROR(CheckOpsetForm(*split, 13));
   for (size_t i = 0; i < node.num_inputs(); ++i) {
     if (ctx.needs_grad(i)) ZG_RETURN_IF_ERROR(ctx.SetInputGrad(i, split->output(i)));
   }
@@ -291,8 +293,9 @@ Status SliceGrad(GradientContext& ctx) {
       };
       const int64_t start = slice.start;
       const int64_t end = slice.end;
+      ZG_RETURN_IF_NOT(end > -kPastAnyDim, "Slice ending at ", end, " is empty");
       Value* before = start > 0                           ? zeros(start)
-                      : start < 0 && -start < kPastAnyDim ? zeros(dim_plus(start))
+                      : start > -kPastAnyDim && start < 0 ? zeros(dim_plus(start))
                                                           : nullptr;
       Value* after = end >= kPastAnyDim ? nullptr : end < 0 ? zeros(-end) : zeros(dim_plus(-end));
       pad(before, after);
@@ -346,10 +349,13 @@ Status TileGrad(GradientContext& ctx) {
       split.Static(dims[d]);
     }
   }
-  Value* inputs[] = {ctx.Op("Reshape", {ctx.output_grad(0), split.Build()}), ctx.Int64s(sum_axes)};
-  Node* sum = ctx.AddNode("ReduceSum", inputs, 1, {Attr("keepdims", 0)});
-  ZG_RETURN_IF_ERROR(CheckOpsetForm(*sum, 13));
-  return ctx.SetInputGrad(0, sum->output(0));
+  Value* copies = ctx.Op("Reshape", {ctx.output_grad(0), split.Build()});
+  if (ctx.opset() >= 13) {
+    return ctx.SetInputGrad(
+        0, ctx.Op("ReduceSum", {copies, ctx.Int64s(sum_axes)}, {Attr("keepdims", 0)}));
+  }
+  return ctx.SetInputGrad(
+      0, ctx.Op("ReduceSum", {copies}, {Attr("axes", std::move(sum_axes)), Attr("keepdims", 0)}));
 }
 
 // dX = GatherGrad(shape of X, indices, dY): dY's rows summed into the rows they came from.
@@ -363,13 +369,23 @@ Status GatherGrad(GradientContext& ctx) {
 
 // dX = zeros with dY added at the indices (ScatterElements, reduction add: repeats sum).
 Status GatherElementsGrad(GradientContext& ctx) {
+  ZG_RETURN_IF_NOT(ctx.opset() >= 16, "GatherElements' gradient adds with ScatterElements-16's ",
+                   "reduction; the graph's opset is ", ctx.opset());
   Value& x = *ctx.input(0);
   ZG_ASSIGN_OR_RETURN(const int64_t axis, ContractInt(ctx.node(), "axis"));
-  Value* inputs[] = {Zeros(ctx, DimsOf(ctx, x), x, x), ctx.input(1), ctx.output_grad(0)};
-  Node* scatter =
-      ctx.AddNode("ScatterElements", inputs, 1, {Attr("axis", axis), Attr("reduction", "add")});
-  ZG_RETURN_IF_ERROR(CheckOpsetForm(*scatter, 16));
-  return ctx.SetInputGrad(0, scatter->output(0));
+  return ctx.SetInputGrad(
+      0, ctx.Op("ScatterElements",
+                {Zeros(ctx, DimsOf(ctx, x), x, x), ctx.input(1), ctx.output_grad(0)},
+                {Attr("axis", axis), Attr("reduction", "add")}));
+}
+
+// Trilu keeps a triangle and zeros the rest, linear in X: dX = the same triangle of dY.
+Status TriluGrad(GradientContext& ctx) {
+  ZG_ASSIGN_OR_RETURN(const int64_t upper, ContractInt(ctx.node(), "upper"));
+  Value* inputs[] = {ctx.output_grad(0), ctx.input(1)};
+  const size_t num_inputs = ctx.input(1) != nullptr ? 2 : 1;
+  Node* grad = ctx.AddNode("Trilu", std::span(inputs, num_inputs), 1, {Attr("upper", upper)});
+  return ctx.SetInputGrad(0, grad->output(0));
 }
 
 constexpr GradientRuleEntry kRules[] = {
@@ -379,6 +395,7 @@ constexpr GradientRuleEntry kRules[] = {
     {"", "Concat", ConcatGrad},       {"", "Split", SplitGrad},
     {"", "Slice", SliceGrad},         {"", "Tile", TileGrad},
     {"", "Gather", GatherGrad},       {"", "GatherElements", GatherElementsGrad},
+    {"", "Trilu", TriluGrad},
 };
 
 }  // namespace

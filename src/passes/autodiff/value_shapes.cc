@@ -90,7 +90,14 @@ StatusOr<ValueShapes> ValueShapes::Infer(const Graph& graph) {
     }
   }
   for (const Value* initializer : graph.initializers()) shapes.AddInitializer(*initializer);
-  for (const Node* node : graph.nodes()) ZG_RETURN_IF_ERROR(shapes.InferNode(*node));
+  for (const Node* node : graph.nodes()) {
+    Status inferred = shapes.InferNode(*node);
+    if (!inferred.ok()) {
+      return std::move(inferred).WithContext(
+          "inferring shapes with the graph inputs' symbolic dims bound to probe sizes (primes "
+          "from 7; a dim_param name shares one, unnamed dims are taken as different)");
+    }
+  }
   return shapes;
 }
 

@@ -564,8 +564,8 @@ Status Executor::Impl::AssignBuffers() {
         root.last_use = kEndOfStep;
       }
     }
-    // An output nothing reads (a LayerNormalization's mean) is still written by its node: freed
-    // before that node, its buffer could go to another output of the same node.
+    // A root nothing reads is still written by its node: it lives through that node, so the
+    // node's other outputs are not given its buffer.
     root.last_use = std::max(root.last_use, root.first_def);
     memory_.activations_without_reuse += root.bytes;
     while (!live.empty() && live.begin()->first < root.first_def) {

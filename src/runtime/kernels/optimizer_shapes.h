@@ -34,6 +34,10 @@ class AdamWKernelBase : public OpKernel {
     ZG_ASSIGN_OR_RETURN(s.beta2, ContractFloat(node, "beta2"));
     ZG_ASSIGN_OR_RETURN(s.epsilon, ContractFloat(node, "epsilon"));
     ZG_ASSIGN_OR_RETURN(s.weight_decay, ContractFloat(node, "weight_decay"));
+    ZG_ASSIGN_OR_RETURN(const int64_t mode, ContractInt(node, "adam_mode"));
+    ZG_ASSIGN_OR_RETURN(const int64_t correct_bias, ContractInt(node, "correct_bias"));
+    s.mode = static_cast<AdamMode>(mode);  // the contract's check admits 0 and 1 only
+    s.correct_bias = correct_bias != 0;
     return attrs;
   }
   AdamWKernelBase(const KernelInfo& info, AdamWAttrs attrs)

@@ -44,6 +44,7 @@ TEST_F(ElementwiseRulesTest, LeakyReluAlpha) {
 TEST_F(ElementwiseRulesTest, Sigmoid) { Check(Op("Sigmoid", {Param("x", {3, 4}, -3, 3)})); }
 TEST_F(ElementwiseRulesTest, Tanh) { Check(Op("Tanh", {Param("x", {3, 4}, -2, 2)})); }
 
+// Exp: dY·Y.
 TEST_F(ElementwiseRulesTest, Exp) { Check(Op("Exp", {Param("x", {2, 3})})); }
 
 // Log and Sqrt of positive values.
@@ -160,6 +161,7 @@ TEST_F(ElementwiseRulesTest, ScaleDown) {
 
 // --- Arithmetic and broadcasting.
 
+// Add of equal shapes: dY to both, no reduction.
 TEST_F(ElementwiseRulesTest, AddSameShape) {
   Check(Op("Add", {Param("a", {2, 3}), Param("b", {2, 3})}));
 }
@@ -174,10 +176,12 @@ TEST_F(ElementwiseRulesTest, AddBias) {
 // A scalar operand sums everything.
 TEST_F(ElementwiseRulesTest, AddScalar) { Check(Op("Add", {Param("a", {}), Param("b", {2, 3})})); }
 
+// Sub: the subtrahend's gradient negated after its reduction.
 TEST_F(ElementwiseRulesTest, SubBroadcastBothWays) {
   Check(Op("Sub", {Param("a", {3, 1}), Param("b", {2, 1, 4})}));
 }
 
+// Mul: each operand gets dY times the other, reduced to its shape.
 TEST_F(ElementwiseRulesTest, MulBroadcastBothWays) {
   Check(Op("Mul", {Param("a", {3, 1}), Param("b", {2, 1, 4})}));
 }

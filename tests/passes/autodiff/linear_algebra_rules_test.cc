@@ -42,6 +42,9 @@ TEST_F(LinearAlgebraRulesTest, MatMul2D) { CheckMatMul({3, 4}, {4, 5}); }
 // A batch against a matrix: B's gradient sums over the batch.
 TEST_F(LinearAlgebraRulesTest, MatMulBatchedTimesMatrix) { CheckMatMul({2, 3, 4}, {4, 5}); }
 
+// Two batch dims against a matrix: B's gradient folds both into the rows of one product.
+TEST_F(LinearAlgebraRulesTest, MatMul4DTimesMatrix) { CheckMatMul({2, 2, 3, 4}, {4, 5}); }
+
 // Batch dims broadcast both ways ([2,1] with [3]): each operand sums over the other's.
 TEST_F(LinearAlgebraRulesTest, MatMulBatchesBroadcastBothWays) {
   CheckMatMul({2, 1, 3, 4}, {3, 4, 2});

@@ -7,9 +7,10 @@
 
 namespace zerograph::runtime {
 
-// One pass over n elements, computing in fp32 whatever T stores (float, Float16, BFloat16):
-//   X ← X·(1 − lr·wd);  M ← β1·M + (1−β1)·G;  V ← β2·V + (1−β2)·G²
-//   X ← X − (lr / (1−β1^t))·M / (√V / √(1−β2^t) + ε)
+// One pass over n elements, computing in fp32 whatever T stores (float, Float16, BFloat16), in
+// either mode of AdamWCoefficients:
+//   M ← β1·M + (1−β1)·G;  V ← β2·V + (1−β2)·G²
+//   X ← (X·pre_decay − step_size·M / (√V·inv_sqrt_bc2 + ε))·post_decay
 // It reads x, g, m, v and writes x_out, m_out, v_out once each, so it runs at memory bandwidth;
 // the outputs may be the inputs (in place).
 template <typename T>

@@ -19,9 +19,10 @@ template <typename T>
 void AdamWUpdate(const AdamWScalars& s, int64_t n, const T* x, const T* g, const T* m, const T* v,
                  T* x_out, T* m_out, T* v_out) {
   const AdamWCoefficients c = ComputeAdamWCoefficients(s);
-  const float decay = c.decay;
+  const float pre_decay = c.pre_decay;
   const float step_size = c.step_size;
   const float inv_sqrt_bc2 = c.inv_sqrt_bc2;
+  const float post_decay = c.post_decay;
   const float b1 = c.b1;
   const float b2 = c.b2;
   const float one_minus_b1 = c.one_minus_b1;
@@ -33,7 +34,7 @@ void AdamWUpdate(const AdamWScalars& s, int64_t n, const T* x, const T* g, const
     const float mi = b1 * Load(m[i]) + one_minus_b1 * gi;
     const float vi = b2 * Load(v[i]) + one_minus_b2 * (gi * gi);
     const float denom = std::sqrt(vi) * inv_sqrt_bc2 + eps;
-    x_out[i] = Store<T>(Load(x[i]) * decay - step_size * mi / denom);
+    x_out[i] = Store<T>((Load(x[i]) * pre_decay - step_size * mi / denom) * post_decay);
     m_out[i] = Store<T>(mi);
     v_out[i] = Store<T>(vi);
   }

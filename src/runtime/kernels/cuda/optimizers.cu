@@ -45,7 +45,7 @@ struct AdamWUpdate {
     const float m = Add(Mul(c.b1, in[2]), Mul(c.one_minus_b1, g));
     const float v = Add(Mul(c.b2, in[3]), Mul(c.one_minus_b2, Mul(g, g)));
     const float denom = Add(Mul(Sqrt(v), c.inv_sqrt_bc2), c.eps);
-    out[0] = Sub(Mul(in[0], c.decay), Div(Mul(c.step_size, m), denom));
+    out[0] = Mul(Sub(Mul(in[0], c.pre_decay), Div(Mul(c.step_size, m), denom)), c.post_decay);
     out[1] = m;
     out[2] = v;
   }

@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# Faults during training (issue 18): each case checks the exit code, how long it took and what is
+# left on disk.
+#   sigint      one rank, SIGINT mid-run: stops at a step boundary, saves, exits 130; the
+#               checkpoint holds the last step logged and loads
+#   sigterm     2 ranks under mpirun, SIGTERM to every rank: both stop after the same step, save,
+#               exit 143
+#   sigkill     2 ranks under mpirun, one rank SIGKILLed mid-run: mpirun ends within 60 s, non-zero;
+#               the last committed checkpoint loads
+#   diverged    a learning rate that blows the loss up: exit 3 naming the step, said once
+#
+# Usage: check_stop_and_faults.sh CASE OUT_DIR REWRITE_GRAPH GRAPH_EXEC MPIEXEC GRAPH DATA
+set -euo pipefail
+case_name=$1 out=$2 rewrite=$3 exec=$4 mpiexec=$5 graph=$6 data=$7
+mpirun=("$mpiexec" -np 2 --allow-run-as-root --oversubscribe)
+rm -rf "$out" && mkdir -p "$out"
+fail() { echo "FAIL: $*"; exit 1; }
+graph2=$out/graph.2ranks.onnx
+"$rewrite" "$graph" -o "$graph2" --nranks 2 >/dev/null
+
+# Waits until the loss log has at least $2 step lines (or $3 seconds pass).
+wait_for_steps() {
+  local log=$1 want=$2 limit=$3 waited=0
+  until [ -f "$log" ] && [ "$(grep -vc '^#' "$log")" -ge "$want" ]; do
+    sleep 0.1
+    waited=$((waited + 1))
+    [ "$waited" -lt $((limit * 10)) ] || fail "no $want steps in $log after ${limit}s"
+  done
+}
+
+# Checks that the saved checkpoint holds the last logged step and that a run loads it.
+check_checkpoint_loads() {
+  local graph=$1 ckpt=$2 log=$3 ranks=$4
+  [ -f "$ckpt/latest" ] || fail "no $ckpt/latest"
+  local latest last
+  latest=$(cat "$ckpt/latest")
+  last=$(grep -v '^#' "$log" | tail -1 | awk '{print $1}')
+  [ "$latest" = "$(printf 'step-%06d' "$last")" ] ||
+    fail "latest is $latest, but the last step logged is $last"
+  ls "$ckpt" | grep -q 'tmp' && fail "a partial checkpoint folder is left in $ckpt: $(ls "$ckpt")"
+  local next=$((last + 3))
+  if [ "$ranks" -eq 1 ]; then
+    "$exec" "$graph" --data "$data" --steps "$next" --lr 0.001 --load "$ckpt" --no-progress \
+      >"$out/resumed.log" 2>&1 || { cat "$out/resumed.log"; fail "the checkpoint does not load"; }
+  else
+    "${mpirun[@]}" "$exec" "$graph" --data "$data" --steps "$next" --lr 0.001 --load "$ckpt" \
+      >"$out/resumed.log" 2>&1 || { cat "$out/resumed.log"; fail "the checkpoint does not load"; }
+  fi
+  grep -q "^step $((next - 1)) " "$out/resumed.log" || fail "the resumed run did not reach step $((next - 1))"
+}
+
+case $case_name in
+sigint)
+  "$exec" "$graph" --data "$data" --steps 100000000 --lr 0.001 --save "$out/ckpt" \
+    --loss-log "$out/loss.log" --no-progress >"$out/run.log" 2>&1 &
+  pid=$!
+  wait_for_steps "$out/loss.log" 5 60
+  start=$(date +%s)
+  kill -INT "$pid"
+  set +e; wait "$pid"; code=$?; set -e
+  cat "$out/run.log" | tail -3
+  [ "$code" -eq 130 ] || fail "exit code $code after SIGINT, not 130"
+  [ $(($(date +%s) - start)) -le 30 ] || fail "took more than 30 s to stop"
+  grep -q "^stopped by SIGINT after step" "$out/run.log" || fail "no 'stopped by SIGINT' line"
+  check_checkpoint_loads "$graph" "$out/ckpt" "$out/loss.log" 1
+  ;;
+sigterm)
+  "${mpirun[@]}" "$exec" "$graph2" --data "$data" --steps 100000000 --lr 0.001 \
+    --save "$out/ckpt" --loss-log "$out/loss.log" >"$out/run.log" 2>&1 &
+  pid=$!
+  wait_for_steps "$out/loss.log" 5 60
+  start=$(date +%s)
+  pkill -TERM -P "$pid" -f graph-exec || fail "no rank of mpirun $pid found"
+  set +e; wait "$pid"; code=$?; set -e
+  tail -3 "$out/run.log"
+  [ $(($(date +%s) - start)) -le 60 ] || fail "took more than 60 s to stop"
+  grep -q "^stopped by SIGTERM after step" "$out/run.log" || fail "no 'stopped by SIGTERM' line"
+  [ "$code" -ne 0 ] || fail "mpirun exited 0 after SIGTERM"
+  check_checkpoint_loads "$graph2" "$out/ckpt" "$out/loss.log" 2
+  ;;
+sigkill)
+  "${mpirun[@]}" "$exec" "$graph2" --data "$data" --steps 100000000 --lr 0.001 \
+    --save "$out/ckpt" --save-every 20 --loss-log "$out/loss.log" >"$out/run.log" 2>&1 &
+  pid=$!
+  wait_for_steps "$out/loss.log" 50 60
+  victim=$(pgrep -P "$pid" -f graph-exec | tail -1)
+  [ -n "$victim" ] || fail "no rank of mpirun $pid found"
+  start=$(date +%s)
+  kill -KILL "$victim"
+  set +e; wait "$pid"; code=$?; set -e
+  [ "$code" -ne 0 ] || fail "mpirun exited 0 after a rank was killed"
+  [ $(($(date +%s) - start)) -le 60 ] || fail "the other rank did not end within 60 s"
+  pgrep -f "$out/ckpt" >/dev/null && fail "a rank is still running"
+  # The last committed checkpoint, whatever step it is, loads on the same rank count.
+  latest=$(cat "$out/ckpt/latest")
+  "${mpirun[@]}" "$exec" "$graph2" --data "$data" --steps $((10#${latest#step-} + 3)) --lr 0.001 \
+    --load "$out/ckpt" >"$out/resumed.log" 2>&1 || { cat "$out/resumed.log"; fail "$latest does not load"; }
+  ;;
+diverged)
+  set +e
+  "${mpirun[@]}" "$exec" "$graph2" --data "$data" --steps 50 --lr 1e30 >"$out/run.log" 2>&1
+  code=$?
+  set -e
+  cat "$out/run.log" | grep -v "^step" | head -5
+  [ "$code" -eq 3 ] || fail "exit code $code for a diverged run, not 3"
+  [ "$(grep -c 'training diverged' "$out/run.log")" -eq 1 ] || fail "the divergence is not said exactly once"
+  grep -q "^error: step [0-9]*: the loss is \(inf\|-inf\|nan\|-nan\)" "$out/run.log" || fail "the error does not name the step and the loss"
+  ;;
+*) fail "unknown case $case_name" ;;
+esac
+echo "OK: $case_name"

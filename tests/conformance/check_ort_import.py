@@ -1,0 +1,128 @@
+#!/usr/bin/python3
+"""Trains ONNX Runtime's artifacts imported by `rewrite-graph --from-ort` and compares with ORT.
+
+usage: check_ort_import.py BIN_DIR REFERENCE_DIR WORK_DIR NRANKS [-- MPIEXEC...]
+
+BIN_DIR holds rewrite-graph, graph-exec and checkpoint-convert; REFERENCE_DIR is one of
+tests/data/ort_reference/* (ORT's artifacts, the data set, ORT's 20 losses and its parameters after
+the last step). The run is ORT's: global batch 4, constant learning rate 1e-3, batches in order.
+  1. rewrite-graph --from-ort imports the artifacts (with --nranks NRANKS --overlap above 1 rank);
+  2. graph-exec trains 20 steps on NRANKS ranks (under MPIEXEC when given), saving a checkpoint
+     after the last step; checkpoint-convert makes it one safetensors file;
+  3. every step's loss is within 1e-4 relative of ORT's, and every final parameter within 1e-4 of
+     ORT's: max |ours - ORT's| / max |ORT's| per parameter, the denominator at least 1e-3 of the
+     model's largest value. (The floor is for parameters whose gradient is zero in exact arithmetic,
+     the transformer's key biases: softmax ignores a constant added to every score of a row, so
+     their values are Adam steps on rounding noise, ~1e-8, different in any other summation order.)
+Exits 0 when all hold, 1 otherwise, printing the largest differences either way.
+"""
+
+import json
+import os
+import shutil
+import struct
+import subprocess
+import sys
+
+import numpy as np
+
+LOSS_RTOL = 1e-4
+PARAM_TOL = 1e-4
+PARAM_SCALE_FLOOR = 1e-3
+DTYPES = {"F32": np.float32, "F64": np.float64, "I64": np.int64}
+
+
+def read_safetensors(path):
+    with open(path, "rb") as f:
+        (header_len,) = struct.unpack("<Q", f.read(8))
+        header = json.loads(f.read(header_len))
+        data = f.read()
+    tensors = {}
+    for name, info in header.items():
+        if name == "__metadata__":
+            continue
+        begin, end = info["data_offsets"]
+        tensors[name] = np.frombuffer(data[begin:end], DTYPES[info["dtype"]]).reshape(info["shape"])
+    return tensors
+
+
+def run(command):
+    result = subprocess.run(command, capture_output=True, text=True)
+    if result.returncode != 0:
+        sys.exit(f"FAIL: {' '.join(command)} exited {result.returncode}\n{result.stdout}{result.stderr}")
+    return result.stdout
+
+
+def main():
+    args = sys.argv[1:]
+    mpiexec = args[args.index("--") + 1:] if "--" in args else []
+    bin_dir, ref_dir, work_dir, nranks = args[:4]
+    nranks = int(nranks)
+    reference = json.load(open(os.path.join(ref_dir, "reference.json")))
+    settings = reference["settings"]
+    shutil.rmtree(work_dir, ignore_errors=True)
+    os.makedirs(work_dir)
+    graph = os.path.join(work_dir, "train.onnx")
+    rewrite = [os.path.join(bin_dir, "rewrite-graph"), "--from-ort", os.path.join(ref_dir, "artifacts"),
+               "-o", graph]
+    if nranks > 1:
+        rewrite += ["--nranks", str(nranks), "--overlap"]
+    run(rewrite)
+
+    losses = os.path.join(work_dir, "losses.txt")
+    saved = os.path.join(work_dir, "ckpt")
+    launch = mpiexec + ["-np", str(nranks)] if mpiexec else []
+    run(launch + [os.path.join(bin_dir, "graph-exec"), graph, "--data", os.path.join(ref_dir, "data.safetensors"),
+                  "--steps", str(settings["steps"]), "--batch", str(settings["batch"]), "--lr", str(settings["lr"]),
+                  "--lr-schedule", "constant", "--loss-log", losses, "--save", saved, "--save-format", "balanced",
+                  "--no-progress", "--device", "cpu"])
+    consolidated = os.path.join(work_dir, "consolidated")
+    last = os.path.join(saved, "step-%06d" % (settings["steps"] - 1))
+    run([os.path.join(bin_dir, "checkpoint-convert"), last, consolidated, "--to", "consolidated"])
+
+    ours = {}
+    for line in open(losses):
+        if line.startswith("#"):
+            continue
+        step, loss = line.split()[:2]
+        ours[int(step)] = float(loss)
+    failures = []
+    worst_loss = 0.0
+    for entry in reference["losses"]:
+        step, expected = entry["step"], entry["loss"]
+        if step not in ours:
+            failures.append(f"step {step}: no loss logged")
+            continue
+        rel = abs(ours[step] - expected) / abs(expected)
+        worst_loss = max(worst_loss, rel)
+        if rel > LOSS_RTOL:
+            failures.append(f"step {step}: loss {ours[step]!r}, ONNX Runtime's {expected!r} (rel {rel:.3g})")
+
+    expected_params = read_safetensors(os.path.join(ref_dir, "params_final.safetensors"))
+    trained = read_safetensors(os.path.join(consolidated, "model.safetensors"))
+    model_scale = max(float(np.max(np.abs(p))) for p in expected_params.values())
+    worst_param, worst_name = 0.0, ""
+    for name, expected in expected_params.items():
+        if name not in trained:
+            failures.append(f"parameter {name}: missing from the trained checkpoint")
+            continue
+        got = trained[name]
+        if got.shape != expected.shape:
+            failures.append(f"parameter {name}: shape {got.shape}, ONNX Runtime's {expected.shape}")
+            continue
+        scale = max(float(np.max(np.abs(expected))), PARAM_SCALE_FLOOR * model_scale)
+        diff = float(np.max(np.abs(got.astype(np.float64) - expected))) / scale
+        if diff >= worst_param:
+            worst_param, worst_name = diff, name
+        if diff > PARAM_TOL:
+            failures.append(f"parameter {name}: max abs difference / max abs value {diff:.3g}")
+
+    print(f"{os.path.basename(ref_dir)} on {nranks} rank(s): largest loss difference {worst_loss:.3g} "
+          f"(relative), largest parameter difference {worst_param:.3g} ({worst_name}: max abs diff / max abs value)")
+    for failure in failures:
+        print("FAIL:", failure)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
