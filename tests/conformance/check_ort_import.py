@@ -1,12 +1,14 @@
 #!/usr/bin/python3
 """Trains ONNX Runtime's artifacts imported by `rewrite-graph --from-ort` and compares with ORT.
 
-usage: check_ort_import.py BIN_DIR REFERENCE_DIR WORK_DIR NRANKS [-- MPIEXEC...]
+usage: check_ort_import.py BIN_DIR REFERENCE_DIR WORK_DIR NRANKS [--train OPTION...] [-- MPIEXEC...]
 
 BIN_DIR holds rewrite-graph, graph-exec and checkpoint-convert; REFERENCE_DIR is one of
 tests/data/ort_reference/* (ORT's artifacts, the data set, ORT's 20 losses and its parameters after
 the last step). The run is ORT's: global batch 4, constant learning rate 1e-3, batches in order.
   1. rewrite-graph --from-ort imports the artifacts (with --nranks NRANKS --overlap above 1 rank);
+     with --train, rewrite-graph --train OPTION... makes the training graph from forward.onnx
+     instead (zerograph's autodiff, the loss and optimizer ORT's artifacts used);
   2. graph-exec trains 20 steps on NRANKS ranks (under MPIEXEC when given), saving a checkpoint
      after the last step; checkpoint-convert makes it one safetensors file;
   3. every step's loss is within 1e-4 relative of ORT's, and every final parameter within 1e-4 of
@@ -56,6 +58,8 @@ def run(command):
 def main():
     args = sys.argv[1:]
     mpiexec = args[args.index("--") + 1:] if "--" in args else []
+    args = args[:args.index("--")] if "--" in args else args
+    train = args[args.index("--train"):] if "--train" in args else []
     bin_dir, ref_dir, work_dir, nranks = args[:4]
     nranks = int(nranks)
     reference = json.load(open(os.path.join(ref_dir, "reference.json")))
@@ -63,8 +67,9 @@ def main():
     shutil.rmtree(work_dir, ignore_errors=True)
     os.makedirs(work_dir)
     graph = os.path.join(work_dir, "train.onnx")
-    rewrite = [os.path.join(bin_dir, "rewrite-graph"), "--from-ort", os.path.join(ref_dir, "artifacts"),
-               "-o", graph]
+    source = [os.path.join(ref_dir, "forward.onnx")] + train if train else [
+        "--from-ort", os.path.join(ref_dir, "artifacts")]
+    rewrite = [os.path.join(bin_dir, "rewrite-graph")] + source + ["-o", graph]
     if nranks > 1:
         rewrite += ["--nranks", str(nranks), "--overlap"]
     run(rewrite)
