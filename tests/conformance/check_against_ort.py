@@ -1,14 +1,17 @@
 #!/usr/bin/python3
-"""Trains ONNX Runtime's artifacts imported by `rewrite-graph --from-ort` and compares with ORT.
+"""Trains one of ONNX Runtime's reference cases with zerograph and compares with ORT.
 
-usage: check_ort_import.py BIN_DIR REFERENCE_DIR WORK_DIR NRANKS [--train OPTION...] [-- MPIEXEC...]
+usage: check_against_ort.py SOURCE BIN_DIR REFERENCE_DIR WORK_DIR NRANKS [-- MPIEXEC...]
 
+SOURCE says where the training graph comes from:
+  ort       ORT's own training artifacts, imported by `rewrite-graph --from-ort`;
+  autodiff  the forward model, differentiated by `rewrite-graph --train` with ORT's loss (MSE for
+            the MLP, cross-entropy for the GPT) and ORT's optimizer attributes.
 BIN_DIR holds rewrite-graph, graph-exec and checkpoint-convert; REFERENCE_DIR is one of
-tests/data/ort_reference/* (ORT's artifacts, the data set, ORT's 20 losses and its parameters after
-the last step). The run is ORT's: global batch 4, constant learning rate 1e-3, batches in order.
-  1. rewrite-graph --from-ort imports the artifacts (with --nranks NRANKS --overlap above 1 rank);
-     with --train, rewrite-graph --train OPTION... makes the training graph from forward.onnx
-     instead (zerograph's autodiff, the loss and optimizer ORT's artifacts used);
+tests/data/ort_reference/* (ORT's artifacts, the forward model, the data set, ORT's 20 losses and
+its parameters after the last step). The run is ORT's: global batch 4, constant learning rate 1e-3,
+batches in order.
+  1. rewrite-graph makes the training graph (with --nranks NRANKS --overlap above 1 rank);
   2. graph-exec trains 20 steps on NRANKS ranks (under MPIEXEC when given), saving a checkpoint
      after the last step; checkpoint-convert makes it one safetensors file;
   3. every step's loss is within 1e-4 relative of ORT's, and every final parameter within 1e-4 of
@@ -55,21 +58,39 @@ def run(command):
     return result.stdout
 
 
+def train_options(reference):
+    """rewrite-graph --train options for ORT's loss and optimizer as reference.json records them."""
+    optimizer = reference["optimizer"]
+    if optimizer["op"] != "com.microsoft.AdamWOptimizer":
+        sys.exit(f"reference optimizer {optimizer['op']} has no --train equivalent here")
+    loss = {"mlp": "mse", "gpt": "cross-entropy"}[reference["kind"]]
+    options = ["--train", "--loss", loss, "--label", reference["label"], "--optimizer", "adamw",
+               "--adam-mode", str(optimizer["adam_mode"]), "--beta1", repr(optimizer["alpha"]),
+               "--beta2", repr(optimizer["beta"]), "--epsilon", repr(optimizer["epsilon"]),
+               "--weight-decay", repr(optimizer["weight_decay"])]
+    if not optimizer["correct_bias"]:
+        options.append("--no-bias-correction")
+    return options
+
+
 def main():
     args = sys.argv[1:]
     mpiexec = args[args.index("--") + 1:] if "--" in args else []
-    args = args[:args.index("--")] if "--" in args else args
-    train = args[args.index("--train"):] if "--train" in args else []
-    bin_dir, ref_dir, work_dir, nranks = args[:4]
+    source, bin_dir, ref_dir, work_dir, nranks = args[:5]
     nranks = int(nranks)
     reference = json.load(open(os.path.join(ref_dir, "reference.json")))
     settings = reference["settings"]
     shutil.rmtree(work_dir, ignore_errors=True)
     os.makedirs(work_dir)
     graph = os.path.join(work_dir, "train.onnx")
-    source = [os.path.join(ref_dir, "forward.onnx")] + train if train else [
-        "--from-ort", os.path.join(ref_dir, "artifacts")]
-    rewrite = [os.path.join(bin_dir, "rewrite-graph")] + source + ["-o", graph]
+    rewrite = [os.path.join(bin_dir, "rewrite-graph")]
+    if source == "ort":
+        rewrite += ["--from-ort", os.path.join(ref_dir, "artifacts")]
+    elif source == "autodiff":
+        rewrite += [os.path.join(ref_dir, "forward.onnx")] + train_options(reference)
+    else:
+        sys.exit(f"unknown SOURCE {source!r}: 'ort' or 'autodiff'")
+    rewrite += ["-o", graph]
     if nranks > 1:
         rewrite += ["--nranks", str(nranks), "--overlap"]
     run(rewrite)
@@ -122,7 +143,7 @@ def main():
         if diff > PARAM_TOL:
             failures.append(f"parameter {name}: max abs difference / max abs value {diff:.3g}")
 
-    print(f"{os.path.basename(ref_dir)} on {nranks} rank(s): largest loss difference {worst_loss:.3g} "
+    print(f"{os.path.basename(ref_dir)} ({source}) on {nranks} rank(s): largest loss difference {worst_loss:.3g} "
           f"(relative), largest parameter difference {worst_param:.3g} ({worst_name}: max abs diff / max abs value)")
     for failure in failures:
         print("FAIL:", failure)
