@@ -30,6 +30,7 @@ import subprocess
 import sys
 
 import numpy as np
+import onnx
 
 LOSS_RTOL = 1e-4
 PARAM_TOL = 1e-4
@@ -58,8 +59,10 @@ def run(command):
     return result.stdout
 
 
-def train_options(reference):
-    """rewrite-graph --train options for ORT's loss and optimizer as reference.json records them."""
+def train_options(reference, forward):
+    """rewrite-graph --train options for ORT's loss and optimizer as reference.json records them,
+    and --frozen for each floating initializer of `forward` that ORT did not train (the GPT's
+    causal mask and attention scale)."""
     optimizer = reference["optimizer"]
     if optimizer["op"] != "com.microsoft.AdamWOptimizer":
         sys.exit(f"reference optimizer {optimizer['op']} has no --train equivalent here")
@@ -70,6 +73,11 @@ def train_options(reference):
                "--weight-decay", repr(optimizer["weight_decay"])]
     if not optimizer["correct_bias"]:
         options.append("--no-bias-correction")
+    floating = {onnx.TensorProto.FLOAT, onnx.TensorProto.FLOAT16, onnx.TensorProto.BFLOAT16,
+                onnx.TensorProto.DOUBLE}
+    for tensor in onnx.load(forward).graph.initializer:
+        if tensor.data_type in floating and tensor.name not in reference["parameters"]:
+            options += ["--frozen", tensor.name]
     return options
 
 
@@ -87,7 +95,8 @@ def main():
     if source == "ort":
         rewrite += ["--from-ort", os.path.join(ref_dir, "artifacts")]
     elif source == "autodiff":
-        rewrite += [os.path.join(ref_dir, "forward.onnx")] + train_options(reference)
+        forward = os.path.join(ref_dir, "forward.onnx")
+        rewrite += [forward] + train_options(reference, forward)
     else:
         sys.exit(f"unknown SOURCE {source!r}: 'ort' or 'autodiff'")
     rewrite += ["-o", graph]
