@@ -2,10 +2,14 @@
 
 #include <cstddef>
 #include <cstring>
+#include <optional>
 #include <span>
 #include <string_view>
 #include <unordered_map>
 #include <utility>
+#include <vector>
+
+#include <onnx/onnx_pb.h>
 
 #include "zerograph/core/num_elements.h"
 #include "zerograph/core/str_cat.h"
@@ -42,6 +46,26 @@ std::optional<HostValue> InitializerValue(const Value& value) {
   StatusOr<std::span<const std::byte>> bytes = tensor->Bytes();
   if (!bytes.ok()) return std::nullopt;
   return HostValue{tensor->dtype(), tensor->dims(), *bytes};
+}
+
+// The integers a Constant node holds (value_int, value_ints, or an int64 `value` tensor, as
+// torch.onnx.export writes a Reshape's shape); nullopt for any other constant.
+std::optional<std::vector<int64_t>> ConstantNodeInts(const Node& node) {
+  if (std::optional<int64_t> one = node.GetInt("value_int")) return std::vector<int64_t>{*one};
+  if (std::optional<std::span<const int64_t>> many = node.GetInts("value_ints")) {
+    return std::vector<int64_t>(many->begin(), many->end());
+  }
+  const onnx::AttributeProto* value = node.FindAttribute("value");
+  if (value == nullptr || !value->has_t() || value->t().data_type() != onnx::TensorProto::INT64) {
+    return std::nullopt;
+  }
+  const onnx::TensorProto& tensor = value->t();
+  if (!tensor.has_raw_data()) {
+    return std::vector<int64_t>(tensor.int64_data().begin(), tensor.int64_data().end());
+  }
+  std::vector<int64_t> ints(tensor.raw_data().size() / sizeof(int64_t));
+  std::memcpy(ints.data(), tensor.raw_data().data(), ints.size() * sizeof(int64_t));
+  return ints;
 }
 
 }  // namespace
@@ -135,7 +159,9 @@ void ValueShapes::FoldShapeValues(const Node& node, int probe,
   };
   std::optional<std::vector<int64_t>> values;
   const OpContract* contract = node.contract();
-  if (contract != nullptr && contract->values_from_shapes != nullptr) {
+  if (node.Is("", "Constant")) {
+    values = ConstantNodeInts(node);
+  } else if (contract != nullptr && contract->values_from_shapes != nullptr) {
     StatusOr<std::vector<int64_t>> computed =
         contract->values_from_shapes(ShapeContext{&node, inputs, {}, /*nranks=*/1});
     if (computed.ok()) values = std::move(*computed);

@@ -325,6 +325,19 @@ TEST(SymbolicDimsTest, Reshape) {
       });
 }
 
+// Reshapes to shapes that Constant nodes hold, as torch.onnx.export writes them: the shapes fold
+// through the Constants, so the second Reshape's gradient knows its input's shape.
+TEST(SymbolicDimsTest, ReshapeToConstantNodeShapes) {
+  ExpectSymbolicMatchesStatic(
+      {Floats("x", {kSym, 3, 4}, {2, 3, 4})}, [](GraphBuilder& b, std::span<Value* const> in) {
+        auto shape = [&](std::vector<int64_t> dims) {
+          return b.Op("Constant", {}, "shape", {Attr("value_ints", std::move(dims))});
+        };
+        Value* flat = b.Op("Reshape", {in[0], shape({0, 12})}, "flat");
+        return std::vector<Value*>{b.Op("Reshape", {flat, shape({0, 4, 3})}, "y")};
+      });
+}
+
 // Concat along the symbolic axis of two inputs with different symbolic dims: Split's sizes come
 // from both inputs' shapes.
 TEST(SymbolicDimsTest, ConcatAlongSymbolicAxis) {
