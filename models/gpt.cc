@@ -81,8 +81,7 @@ class GptBuilder {
   Value* Filled(std::string_view name, int64_t size, float value) {
     return b_.Initializer(name, {size}, std::vector<float>(static_cast<size_t>(size), value));
   }
-  // A 1-D int64 initializer: not floating, so never trained, and known to every pass that folds
-  // shapes (a Reshape's shape from a Constant node is not, to the autodiff's shape inference).
+  // A 1-D int64 initializer: not floating, so never trained.
   Value* Ints(std::string_view name, std::span<const int64_t> values) {
     const int64_t dims[] = {static_cast<int64_t>(values.size())};
     return b_.graph().AddInitializer(b_.graph().UniqueValueName(name), kI64, dims,
