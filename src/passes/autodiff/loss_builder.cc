@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "zerograph/core/str_cat.h"
@@ -21,29 +22,43 @@ bool IsFloating(DataType dtype) {
          dtype == DataType::kBFloat16 || dtype == DataType::kFloat64;
 }
 
-// The label's dims: `--label-shape` (a number, or a symbolic name read as unknown), else the
-// prediction's, less the class axis for cross-entropy.
-StatusOr<std::vector<int64_t>> LabelDims(const TensorType& type,
-                                         const AutodiffPass::Options& options) {
+// The label's dims and the names of its symbolic ones ("" where a dim has none): `--label-shape`
+// (a number, or a symbolic dim's name), else the prediction's, less the class axis for
+// cross-entropy.
+struct LabelShape {
+  std::vector<int64_t> dims;
+  std::vector<std::string> names;
+};
+
+StatusOr<LabelShape> LabelShapeOf(const Value& prediction, const TensorType& type,
+                                  const AutodiffPass::Options& options) {
+  LabelShape shape;
   if (options.label_shape) {
-    std::vector<int64_t> dims;
     for (const std::string& dim : *options.label_shape) {
       int64_t d = 0;
       auto [end, error] = std::from_chars(dim.data(), dim.data() + dim.size(), d);
       if (error == std::errc() && end == dim.data() + dim.size()) {
         ZG_RETURN_IF_NOT(d >= 1, "--label-shape: dim ", d, " must be positive");
-        dims.push_back(d);
+        shape.dims.push_back(d);
+        shape.names.emplace_back();
       } else {
         ZG_RETURN_IF_NOT(!dim.empty(), "--label-shape: an empty dim");
-        // TODO(issue 14): keep the name as the input's dim_param once the IR can write one.
-        dims.push_back(TensorType::kUnknownDim);
+        shape.dims.push_back(TensorType::kUnknownDim);
+        shape.names.push_back(dim);
       }
     }
-    return dims;
+    return shape;
   }
-  std::vector<int64_t> dims = *type.dims;
-  if (options.loss == Loss::kCrossEntropy) dims.erase(dims.begin() + 1);
-  return dims;
+  shape.dims = *type.dims;
+  const std::vector<std::string_view> names = prediction.dim_params();
+  for (size_t axis = 0; axis < shape.dims.size(); ++axis) {
+    shape.names.emplace_back(axis < names.size() ? names[axis] : std::string_view());
+  }
+  if (options.loss == Loss::kCrossEntropy) {
+    shape.dims.erase(shape.dims.begin() + 1);
+    shape.names.erase(shape.names.begin() + 1);
+  }
+  return shape;
 }
 
 }  // namespace
@@ -77,7 +92,8 @@ StatusOr<AppendedLoss> AppendLoss(Graph& graph, Value* prediction, const TensorT
                      options.label, "' is ", DataTypeName(label_dtype),
                      ", cross-entropy needs int64 or int32 class indices");
   }
-  ZG_ASSIGN_OR_RETURN(std::vector<int64_t> label_dims, LabelDims(type, options));
+  ZG_ASSIGN_OR_RETURN(const LabelShape label_shape, LabelShapeOf(*prediction, type, options));
+  const std::vector<int64_t>& label_dims = label_shape.dims;
   const size_t want_rank = type.dims->size() - (mse ? 0 : 1);
   ZG_RETURN_IF_NOT(label_dims.size() == want_rank, "label '", options.label, "' has rank ",
                    label_dims.size(), ", ", loss_flag, " on '", prediction->name(), "' (",
@@ -86,6 +102,13 @@ StatusOr<AppendedLoss> AppendLoss(Graph& graph, Value* prediction, const TensorT
                    "' names a value the graph already has (--label NAME)");
 
   Value* label = graph.AddInput(options.label, TensorType{label_dtype, label_dims});
+  // Named as the prediction's (or --label-shape's) symbolic dims, so the file says the label's
+  // batch is the model's.
+  for (size_t axis = 0; axis < label_dims.size(); ++axis) {
+    if (label_dims[axis] == TensorType::kUnknownDim && !label_shape.names[axis].empty()) {
+      graph.SetDimParam(label, axis, label_shape.names[axis]);
+    }
+  }
   Value* loss = nullptr;
   if (mse) {
     b.SetRole(OpRole::kForward);
