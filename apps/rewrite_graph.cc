@@ -1,6 +1,7 @@
 // rewrite-graph: reads a training graph (or ONNX Runtime's training artifacts, --from-ort; or, with
 // --train, a forward model it turns into one), applies the ZeRO stage-1 rewrite for N ranks (and
-// the overlap pass), checks the result for hazards and writes it. `--check FILE` checks a rewritten graph without writing anything.
+// the overlap pass), checks the result for hazards and writes it. `--check FILE` checks a rewritten
+// graph without writing anything.
 
 #include <cstdint>
 #include <filesystem>
