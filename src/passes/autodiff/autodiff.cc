@@ -44,7 +44,7 @@ Path FindPath(const Graph& graph, const autodiff::ValueShapes& shapes,
   // A value of unknown dtype (the output of an op zerograph does not know) may carry a gradient:
   // the path then reaches its node, which has no rule, and the error names it.
   auto floating = [&](const Value& v) {
-    const DataType dtype = shapes.type(v).dtype;
+    const DataType dtype = shapes.dtype(v);
     return IsFloating(dtype) || dtype == DataType::kUndefined;
   };
   std::vector<bool> downstream(bound);
