@@ -202,12 +202,39 @@ void ValueShapes::BindInput(const Value& input, TensorSpec probe0, TensorSpec pr
   Set(input, 1, std::move(probe1));
 }
 
+bool ValueShapes::ProbesAgree(const Node& node) const {
+  // The pools hold each spec and int64 list once, so equal ones are the same object.
+  for (const Value* input : node.inputs()) {
+    if (input != nullptr && (probed(*input, 0) != probed(*input, 1) ||
+                             int_values(*input, 0) != int_values(*input, 1))) {
+      return false;
+    }
+  }
+  return true;
+}
+
+void ValueShapes::CopyProbe0(const Value& value) {
+  const auto id = static_cast<size_t>(value.id());
+  if (specs_[1].size() <= id) specs_[1].resize(id + 1);
+  if (int_values_[1].size() <= id) int_values_[1].resize(id + 1);
+  specs_[1][id] = probed(value, 0);
+  int_values_[1][id] = int_values(value, 0);
+}
+
 Status ValueShapes::InferNode(const Node& node) {
   const OpContract* contract = node.contract();
   std::vector<const TensorSpec*> inputs(node.num_inputs());
   std::vector<std::optional<HostValue>> host_values(node.num_inputs());
   std::vector<const HostValue*> values(node.num_inputs());
   for (int probe = 0; probe < 2; ++probe) {
+    if (probe == 1 && ProbesAgree(node)) {
+      // The node reads nothing that differs between the probe sets (a weight's gradient, a
+      // constant's shape): its outputs do not either, and its shape function need not run again.
+      for (const Value* output : node.outputs()) {
+        if (output != nullptr) CopyProbe0(*output);
+      }
+      break;
+    }
     // Known when every input is, and so is the value of every host-read input.
     bool known = contract != nullptr;
     for (size_t i = 0; i < node.num_inputs() && known; ++i) {

@@ -28,7 +28,8 @@ namespace zerograph::autodiff {
 // since the model says they are equal. A dim that is the same in both runs does not depend on
 // the symbolic ones and is reported exactly; one that differs (batch, batch·seq) is reported as
 // TensorType::kUnknownDim. Probes are > 1, so a probed dim is never mistaken for a broadcast 1.
-// Both runs are one walk of the schedule; each node added later is inferred once when it is made.
+// Both runs are one walk of the schedule; each node added later is inferred when it is made. A node
+// that reads the same under both probe sets is inferred once.
 class ValueShapes {
  public:
   // Infers every value of `graph` as it is now.
@@ -65,6 +66,10 @@ class ValueShapes {
   void Set(const Value& value, int probe, std::optional<TensorSpec> spec);
   // Records the elements of `value`, a small int64 tensor, under probe set `probe`.
   void SetIntValues(const Value& value, int probe, std::vector<int64_t> values);
+  // Whether every input of `node` has the same spec and int64 values under both probe sets.
+  bool ProbesAgree(const Node& node) const;
+  // Gives `value` under probe set 1 what it has under probe set 0.
+  void CopyProbe0(const Value& value);
   // Computes the values of `node`'s output when it is a small int64 tensor made from shapes.
   void FoldShapeValues(const Node& node, int probe, std::span<const TensorSpec* const> inputs);
   const std::vector<int64_t>* int_values(const Value& value, int probe) const;
