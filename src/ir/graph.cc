@@ -294,24 +294,33 @@ Node* Graph::AddNode(std::string_view op_type, std::string_view domain,
   return node;
 }
 
-std::string Graph::UniqueValueName(std::string_view base) const {
-  if (FindValue(base) == nullptr) return std::string(base);
-  int64_t& counter = name_counters_[std::string(base)];
+namespace {
+
+// `base` with the first suffix past its counter ("base_1", "base_2", ...) that `taken` rejects.
+template <typename Counters, typename Taken>
+std::string UniqueName(std::string_view base, Taken taken, Counters& counters) {
+  auto it = counters.find(base);
+  if (it == counters.end()) it = counters.emplace(std::string(base), 0).first;
   std::string candidate;
   do {
-    candidate = StrCat(base, "_", ++counter);
-  } while (FindValue(candidate) != nullptr);
+    candidate = StrCat(base, "_", ++it->second);
+  } while (taken(candidate));
   return candidate;
+}
+
+}  // namespace
+
+std::string Graph::UniqueValueName(std::string_view base) const {
+  if (FindValue(base) == nullptr) return std::string(base);
+  return UniqueName(
+      base, [&](std::string_view name) { return FindValue(name) != nullptr; },
+      value_name_counters_);
 }
 
 std::string Graph::UniqueNodeName(std::string_view base) const {
   if (FindNode(base) == nullptr) return std::string(base);
-  int64_t& counter = name_counters_[StrCat("node:", base)];
-  std::string candidate;
-  do {
-    candidate = StrCat(base, "_", ++counter);
-  } while (FindNode(candidate) != nullptr);
-  return candidate;
+  return UniqueName(
+      base, [&](std::string_view name) { return FindNode(name) != nullptr; }, node_name_counters_);
 }
 
 void Graph::SetValueType(Value* value, const TensorType& type) {

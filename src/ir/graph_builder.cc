@@ -2,7 +2,9 @@
 
 #include <cstddef>
 #include <cstring>
+#include <string>
 #include <type_traits>
+#include <utility>
 
 #include "zerograph/core/num_elements.h"
 #include "zerograph/core/status.h"
@@ -30,8 +32,9 @@ Value* GraphBuilder::Initializer(std::string_view name, std::span<const int64_t>
 }
 
 Value* GraphBuilder::Zeros(std::string_view name, DataType dtype, std::span<const int64_t> dims) {
-  std::vector<std::byte> bytes(static_cast<size_t>(NumElements(dims)) * ElementSize(dtype));
-  return graph_.AddInitializer(graph_.UniqueValueName(name), dtype, dims, bytes);
+  // AddInitializer makes the name unique and takes the bytes over: one lookup, no copy.
+  std::string bytes(static_cast<size_t>(NumElements(dims)) * ElementSize(dtype), '\0');
+  return graph_.AddInitializer(name, dtype, dims, std::move(bytes));
 }
 
 Value* GraphBuilder::Op(OpName op, std::initializer_list<Value*> inputs,
@@ -44,13 +47,8 @@ Value* GraphBuilder::Op(OpName op, std::initializer_list<Value*> inputs,
 Node* GraphBuilder::AddNode(OpName op, std::span<Value* const> inputs,
                             std::span<const std::string> output_names,
                             std::initializer_list<Attr> attrs) {
-  std::vector<std::string> unique_names;
-  unique_names.reserve(output_names.size());
-  for (const std::string& name : output_names) {
-    unique_names.push_back(graph_.FindValue(name) == nullptr ? name : graph_.UniqueValueName(name));
-  }
   if (!op.domain.empty() && !graph_.OpsetVersion(op.domain)) graph_.SetOpsetVersion(op.domain, 1);
-  Node* node = graph_.AddNode(op.op_type, op.domain, inputs, unique_names, NodeName(op.op_type));
+  Node* node = graph_.AddNode(op.op_type, op.domain, inputs, output_names, NodeName(op.op_type));
   if (role_) node->SetRole(*role_, is_loss_);
   for (const Attr& attr : attrs) SetAttr(*node, attr);
   return node;

@@ -155,7 +155,8 @@ class Graph {
   // --- Building -----------------------------------------------------------------------------
   // Adds a graph input of the given type. `name` must be unused.
   Value* AddInput(std::string_view name, const TensorType& type);
-  // Adds an initializer holding a copy of `bytes` (ONNX raw layout). `name` must be unused.
+  // Adds an initializer holding a copy of `bytes` (ONNX raw layout), named `name` or, when that is
+  // taken, UniqueValueName(name).
   Value* AddInitializer(std::string_view name, DataType dtype, std::span<const int64_t> dims,
                         std::span<const std::byte> bytes);
   // The same, taking over `raw_bytes` (ONNX raw layout) without a copy: a pass that builds large
@@ -172,9 +173,10 @@ class Graph {
   // O(outputs).
   void EraseOutputsIf(const std::function<bool(const Value*)>& drop);
 
-  // Creates a node whose outputs are new values called `output_names` (each unused). The node is
-  // placed before `before`, or at the end of the schedule when `before` is null. A null input is
-  // an omitted optional input.
+  // Creates a node named `name` whose outputs are new values called `output_names`, each name
+  // made unique as UniqueNodeName and UniqueValueName do when taken. The node is placed before
+  // `before`, or at the end of the schedule when `before` is null. A null input is an omitted
+  // optional input.
   Node* AddNode(std::string_view op_type, std::string_view domain, std::span<Value* const> inputs,
                 std::span<const std::string> output_names, std::string_view name = {},
                 Node* before = nullptr);
@@ -332,8 +334,16 @@ class Graph {
   // training graph has an output per parameter and state, and a pass replacing or renaming each
   // of them must not scan the outputs every time.
   std::vector<int64_t> output_index_;
-  // Last suffix tried per base name by UniqueValueName / UniqueNodeName.
-  mutable std::unordered_map<std::string, int64_t> name_counters_;
+  // Looks names up by string_view: a pass naming each of a million new values "X_grad" must not
+  // copy every base name into a temporary string to find its counter.
+  struct NameHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view name) const { return std::hash<std::string_view>()(name); }
+  };
+  using NameCounters = std::unordered_map<std::string, int64_t, NameHash, std::equal_to<>>;
+  // Last suffix tried per base name by UniqueValueName and by UniqueNodeName.
+  mutable NameCounters value_name_counters_;
+  mutable NameCounters node_name_counters_;
   Node* first_ = nullptr;
   Node* last_ = nullptr;
   size_t num_nodes_ = 0;

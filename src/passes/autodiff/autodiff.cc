@@ -44,7 +44,7 @@ Path FindPath(const Graph& graph, const autodiff::ValueShapes& shapes,
   // A value of unknown dtype (the output of an op zerograph does not know) may carry a gradient:
   // the path then reaches its node, which has no rule, and the error names it.
   auto floating = [&](const Value& v) {
-    const DataType dtype = shapes.type(v).dtype;
+    const DataType dtype = shapes.dtype(v);
     return IsFloating(dtype) || dtype == DataType::kUndefined;
   };
   std::vector<bool> downstream(bound);
@@ -95,9 +95,11 @@ StatusOr<std::vector<Value*>> SweepBackward(Graph& graph, ValueShapes shapes,
                                             std::span<Value* const> wrt) {
   Path path = FindPath(graph, shapes, outputs, wrt);
   // Every rule is found before the first backward node is added: a refusal changes nothing.
+  std::vector<autodiff::GradientRule> rules;
+  rules.reserve(path.nodes.size());
   for (const Node* node : path.nodes) {
-    ZG_RETURN_IF_NOT(autodiff::FindGradientRule(node->domain(), node->op_type()) != nullptr,
-                     "node '", node->name(), "' (", OpLabel(*node),
+    rules.push_back(autodiff::FindGradientRule(node->domain(), node->op_type()));
+    ZG_RETURN_IF_NOT(rules.back() != nullptr, "node '", node->name(), "' (", OpLabel(*node),
                      ") is on the path to the loss and has no gradient rule");
   }
   autodiff::BackwardBuilder builder(graph, std::move(shapes), std::move(path.carries));
@@ -109,8 +111,8 @@ StatusOr<std::vector<Value*>> SweepBackward(Graph& graph, ValueShapes shapes,
     ZG_RETURN_IF_ERROR(builder.AddGradient("the seed", *outputs[i], seed));
   }
   std::vector<Value*> grads_out;
-  for (auto it = path.nodes.rbegin(); it != path.nodes.rend(); ++it) {
-    const Node& node = **it;
+  for (size_t n = path.nodes.size(); n-- > 0;) {
+    const Node& node = *path.nodes[n];
     grads_out.assign(node.num_outputs(), nullptr);
     bool any = false;
     for (size_t o = 0; o < node.num_outputs(); ++o) {
@@ -121,7 +123,7 @@ StatusOr<std::vector<Value*>> SweepBackward(Graph& graph, ValueShapes shapes,
     }
     if (!any) continue;
     autodiff::NodeGradientContext context(node, builder, std::move(grads_out));
-    Status applied = autodiff::FindGradientRule(node.domain(), node.op_type())(context);
+    Status applied = rules[n](context);
     if (applied.ok()) applied = builder.TakeError();
     if (!applied.ok()) {
       return std::move(applied).WithContext(

@@ -1,6 +1,7 @@
 #include "passes/autodiff/value_shapes.h"
 
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <optional>
 #include <span>
@@ -68,19 +69,48 @@ std::optional<std::vector<int64_t>> ConstantNodeInts(const Node& node) {
   return ints;
 }
 
+// FNV-1a over the dtype and the dims.
+size_t HashDims(DataType dtype, std::span<const int64_t> dims) {
+  uint64_t hash = 0xcbf29ce484222325u;
+  auto mix = [&](uint64_t word) { hash = (hash ^ word) * 0x100000001b3u; };
+  mix(static_cast<uint64_t>(dtype));
+  for (int64_t d : dims) mix(static_cast<uint64_t>(d));
+  return static_cast<size_t>(hash);
+}
+
 }  // namespace
 
-std::optional<TensorSpec>& ValueShapes::slot(const Value& value, int probe) {
-  std::vector<std::optional<TensorSpec>>& specs = specs_[static_cast<size_t>(probe)];
+size_t ValueShapes::SpecHash::operator()(const TensorSpec& spec) const {
+  return HashDims(spec.dtype, spec.shape);
+}
+
+size_t ValueShapes::TypeHash::operator()(const TensorType& type) const {
+  // An unknown rank differs from a scalar's empty dims.
+  return type.dims ? HashDims(type.dtype, *type.dims) : ~HashDims(type.dtype, {});
+}
+
+size_t ValueShapes::IntsHash::operator()(const std::vector<int64_t>& values) const {
+  return HashDims(DataType::kInt64, values);
+}
+
+void ValueShapes::Set(const Value& value, int probe, std::optional<TensorSpec> spec) {
+  std::vector<const TensorSpec*>& specs = specs_[static_cast<size_t>(probe)];
   const auto id = static_cast<size_t>(value.id());
   if (id >= specs.size()) specs.resize(id + 1);
-  return specs[id];
+  specs[id] = spec ? &*spec_pool_.insert(std::move(*spec)).first : nullptr;
+}
+
+void ValueShapes::SetIntValues(const Value& value, int probe, std::vector<int64_t> values) {
+  std::vector<const std::vector<int64_t>*>& known = int_values_[static_cast<size_t>(probe)];
+  const auto id = static_cast<size_t>(value.id());
+  if (id >= known.size()) known.resize(id + 1);
+  known[id] = &*ints_pool_.insert(std::move(values)).first;
 }
 
 const TensorSpec* ValueShapes::probed(const Value& value, int probe) const {
-  const std::vector<std::optional<TensorSpec>>& specs = specs_[static_cast<size_t>(probe)];
+  const std::vector<const TensorSpec*>& specs = specs_[static_cast<size_t>(probe)];
   const auto id = static_cast<size_t>(value.id());
-  return id < specs.size() && specs[id] ? &*specs[id] : nullptr;
+  return id < specs.size() ? specs[id] : nullptr;
 }
 
 StatusOr<ValueShapes> ValueShapes::Infer(const Graph& graph) {
@@ -110,7 +140,7 @@ StatusOr<ValueShapes> ValueShapes::Infer(const Graph& graph) {
       for (size_t i = 0; i < spec.shape.size(); ++i) {
         if (spec.shape[i] < 0) spec.shape[i] = kProbes[probe][probe_of[i] % std::size(kProbes[0])];
       }
-      shapes.slot(*input, probe) = std::move(spec);
+      shapes.Set(*input, probe, std::move(spec));
     }
   }
   for (const Value* initializer : graph.initializers()) shapes.AddInitializer(*initializer);
@@ -127,22 +157,22 @@ StatusOr<ValueShapes> ValueShapes::Infer(const Graph& graph) {
 
 void ValueShapes::AddInitializer(const Value& initializer) {
   std::optional<TensorSpec> spec = RecordedSpec(initializer);
-  slot(initializer, 0) = spec;
-  slot(initializer, 1) = std::move(spec);
+  Set(initializer, 0, spec);
+  Set(initializer, 1, std::move(spec));
   const Tensor& tensor = *initializer.initializer();
   if (tensor.dtype() != DataType::kInt64 || tensor.numel() > kMaxFoldedElements) return;
   StatusOr<std::span<const std::byte>> bytes = tensor.Bytes();
   if (!bytes.ok()) return;
   std::vector<int64_t> values(static_cast<size_t>(tensor.numel()));
   std::memcpy(values.data(), bytes->data(), values.size() * sizeof(int64_t));
-  int_values_[0][initializer.id()] = values;
-  int_values_[1][initializer.id()] = std::move(values);
+  SetIntValues(initializer, 0, values);
+  SetIntValues(initializer, 1, std::move(values));
 }
 
 const std::vector<int64_t>* ValueShapes::int_values(const Value& value, int probe) const {
-  const auto& values = int_values_[static_cast<size_t>(probe)];
-  auto it = values.find(value.id());
-  return it == values.end() ? nullptr : &it->second;
+  const std::vector<const std::vector<int64_t>*>& known = int_values_[static_cast<size_t>(probe)];
+  const auto id = static_cast<size_t>(value.id());
+  return id < known.size() ? known[id] : nullptr;
 }
 
 void ValueShapes::FoldShapeValues(const Node& node, int probe,
@@ -189,13 +219,32 @@ void ValueShapes::FoldShapeValues(const Node& node, int probe,
     }
   }
   if (values && static_cast<int64_t>(values->size()) == NumElements(spec->shape)) {
-    int_values_[static_cast<size_t>(probe)][output->id()] = std::move(*values);
+    SetIntValues(*output, probe, std::move(*values));
   }
 }
 
 void ValueShapes::BindInput(const Value& input, TensorSpec probe0, TensorSpec probe1) {
-  slot(input, 0) = std::move(probe0);
-  slot(input, 1) = std::move(probe1);
+  Set(input, 0, std::move(probe0));
+  Set(input, 1, std::move(probe1));
+}
+
+bool ValueShapes::ProbesAgree(const Node& node) const {
+  // The pools hold each spec and int64 list once, so equal ones are the same object.
+  for (const Value* input : node.inputs()) {
+    if (input != nullptr && (probed(*input, 0) != probed(*input, 1) ||
+                             int_values(*input, 0) != int_values(*input, 1))) {
+      return false;
+    }
+  }
+  return true;
+}
+
+void ValueShapes::CopyProbe0(const Value& value) {
+  const auto id = static_cast<size_t>(value.id());
+  if (specs_[1].size() <= id) specs_[1].resize(id + 1);
+  if (int_values_[1].size() <= id) int_values_[1].resize(id + 1);
+  specs_[1][id] = probed(value, 0);
+  int_values_[1][id] = int_values(value, 0);
 }
 
 Status ValueShapes::InferNode(const Node& node) {
@@ -203,13 +252,15 @@ Status ValueShapes::InferNode(const Node& node) {
   std::vector<const TensorSpec*> inputs(node.num_inputs());
   std::vector<std::optional<HostValue>> host_values(node.num_inputs());
   std::vector<const HostValue*> values(node.num_inputs());
-  // Slots for the outputs first: making one may grow the tables `inputs` points into.
-  for (const Value* output : node.outputs()) {
-    if (output == nullptr) continue;
-    slot(*output, 0);
-    slot(*output, 1);
-  }
   for (int probe = 0; probe < 2; ++probe) {
+    if (probe == 1 && ProbesAgree(node)) {
+      // The node reads nothing that differs between the probe sets (a weight's gradient, a
+      // constant's shape): its outputs do not either, and its shape function need not run again.
+      for (const Value* output : node.outputs()) {
+        if (output != nullptr) CopyProbe0(*output);
+      }
+      break;
+    }
     // Known when every input is, and so is the value of every host-read input.
     bool known = contract != nullptr;
     for (size_t i = 0; i < node.num_inputs() && known; ++i) {
@@ -242,9 +293,10 @@ Status ValueShapes::InferNode(const Node& node) {
       const Value* output = node.output(o);
       if (output == nullptr) continue;
       std::optional<TensorSpec> recorded = RecordedSpec(*output);
-      slot(*output, probe) = recorded ? std::move(recorded)
-                             : specs  ? std::optional<TensorSpec>(std::move((*specs)[o]))
-                                      : std::nullopt;
+      Set(*output, probe,
+          recorded ? std::move(recorded)
+          : specs  ? std::optional<TensorSpec>(std::move((*specs)[o]))
+                   : std::nullopt);
     }
     if (specs) FoldShapeValues(node, probe, inputs);
   }
@@ -254,20 +306,28 @@ Status ValueShapes::InferNode(const Node& node) {
 const TensorType& ValueShapes::type(const Value& value) const {
   const auto id = static_cast<size_t>(value.id());
   if (id >= types_.size()) types_.resize(id + 1);
-  std::optional<TensorType>& type = types_[id];
-  if (type) return *type;
-  type = value.type().value_or(TensorType{});
+  const TensorType*& known = types_[id];
+  if (known != nullptr) return *known;
+  TensorType type = value.type().value_or(TensorType{});
   const TensorSpec* a = probed(value, 0);
   const TensorSpec* b = probed(value, 1);
   if (a != nullptr && b != nullptr && a->shape.size() == b->shape.size()) {
-    type->dtype = a->dtype;
+    type.dtype = a->dtype;
     std::vector<int64_t> dims(a->shape.size());
     for (size_t i = 0; i < dims.size(); ++i) {
       dims[i] = a->shape[i] == b->shape[i] ? a->shape[i] : TensorType::kUnknownDim;
     }
-    type->dims = std::move(dims);
+    type.dims = std::move(dims);
   }
-  return *type;
+  known = &*type_pool_.insert(std::move(type)).first;
+  return *known;
+}
+
+DataType ValueShapes::dtype(const Value& value) const {
+  const TensorSpec* a = probed(value, 0);
+  const TensorSpec* b = probed(value, 1);
+  if (a != nullptr && b != nullptr && a->shape.size() == b->shape.size()) return a->dtype;
+  return type(value).dtype;
 }
 
 }  // namespace zerograph::autodiff
