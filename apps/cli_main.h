@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -128,6 +129,9 @@ inline std::optional<int> ParseCommandLine(CLI::App& app, int argc, char** argv)
 // Runs the program's body and maps its status to the exit code, printing the error. The library
 // does not throw; what still escapes (out of memory) is reported here, as a runtime failure.
 inline int RunAndExit(const std::function<Status()>& run) {
+  // A file-size limit (ulimit -f) then makes a write fail with EFBIG, reported and cleaned up like
+  // a full disk, instead of killing the process with SIGXFSZ halfway through a file.
+  std::signal(SIGXFSZ, SIG_IGN);
   Status status;
   try {
     status = run();

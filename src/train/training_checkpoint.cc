@@ -233,6 +233,10 @@ StatusOr<std::string> SaveCheckpoint(const TrainingState& state,
           {plan.files[r], results[3 * r + 1], static_cast<uint32_t>(results[3 * r + 2])});
     }
     committed = Commit(options, manifest, temp, final_dir);
+    if (!committed.ok()) {
+      std::error_code error;
+      fs::remove_all(temp, error);  // gone already when only `latest` failed: the rename was done
+    }
   }
   std::vector<int64_t> commit_failed(1, committed.ok() ? 0 : 1);
   ZG_RETURN_IF_ERROR(SumOverRanks(state, commit_failed));

@@ -8,6 +8,9 @@
 #   sigkill     2 ranks under mpirun, one rank SIGKILLed mid-run: mpirun ends within 60 s, non-zero;
 #               the last committed checkpoint loads
 #   diverged    a learning rate that blows the loss up: exit 3 naming the step, said once
+#   write_error a save that cannot be written (a file-size limit, ulimit -f, fails the write as a
+#               full disk would): exit 3 naming the file; the previous checkpoint and `latest`
+#               intact, no partial folder
 #
 # Usage: check_stop_and_faults.sh CASE OUT_DIR REWRITE_GRAPH GRAPH_EXEC MPIEXEC GRAPH DATA
 set -euo pipefail
@@ -105,6 +108,23 @@ diverged)
   [ "$code" -eq 3 ] || fail "exit code $code for a diverged run, not 3"
   [ "$(grep -c 'training diverged' "$out/run.log")" -eq 1 ] || fail "the divergence is not said exactly once"
   grep -q "^error: step [0-9]*: the loss is \(inf\|-inf\|nan\|-nan\)" "$out/run.log" || fail "the error does not name the step and the loss"
+  ;;
+write_error)
+  "$exec" "$graph" --data "$data" --steps 5 --lr 0.001 --save "$out/ckpt" --no-progress >/dev/null
+  set +e
+  (ulimit -f 1 && "$exec" "$graph" --data "$data" --steps 10 --lr 0.001 --save "$out/ckpt" \
+    --load "$out/ckpt" --no-progress >"$out/run.log" 2>&1)
+  code=$?
+  set -e
+  grep -v "^step" "$out/run.log"
+  [ "$code" -eq 3 ] || fail "exit code $code for a failed save, not 3"
+  grep -q "^error: saving '.*step-000009': cannot write '.*': File too large" "$out/run.log" ||
+    fail "the error does not name the file and the cause"
+  [ "$(cat "$out/ckpt/latest")" = "step-000004" ] || fail "latest changed: $(cat "$out/ckpt/latest")"
+  [ "$(ls -A "$out/ckpt")" = "$(printf 'latest\nstep-000004')" ] ||
+    fail "the save folder holds more than the previous checkpoint: $(ls -A "$out/ckpt")"
+  "$exec" "$graph" --data "$data" --steps 6 --lr 0.001 --load "$out/ckpt" --no-progress \
+    >"$out/resumed.log" 2>&1 || { cat "$out/resumed.log"; fail "the previous checkpoint does not load"; }
   ;;
 *) fail "unknown case $case_name" ;;
 esac
