@@ -49,20 +49,14 @@ struct RewriteGraphOptions {
   std::string check;
 
   // --train and what it reads; `train_options_given` lists the latter as given, which need it.
+  // The pass's own fields (and defaults) take the options they hold as they are; the rest are
+  // parsed into it by AutodiffOptions.
   bool train = false;
+  AutodiffPass::Options autodiff;
   std::string loss = "cross-entropy";
-  std::string loss_on;
-  std::string label = "labels";
   std::string label_dtype;
   std::string label_shape;
-  std::optional<int64_t> ignore_index;
-  std::vector<std::string> frozen;
   std::string optimizer = "adamw";
-  int64_t adam_mode = 0;
-  float beta1 = 0.9f;
-  float beta2 = 0.999f;
-  float epsilon = 1e-8f;
-  std::optional<float> weight_decay;
   bool no_bias_correction = false;
   std::vector<std::string> train_options_given;
 };
@@ -76,11 +70,12 @@ std::vector<CLI::Option*> SetUpTrainOptions(CLI::App& app, RewriteGraphOptions& 
                      "is the loss, a float scalar)")
           ->check(CLI::IsMember({"mse", "cross-entropy", "output"}))
           ->capture_default_str(),
-      app.add_option("--loss-on", options.loss_on,
+      app.add_option("--loss-on", options.autodiff.loss_on,
                      "With --train: the forward output the loss is computed on (default: the "
                      "graph's only output)")
           ->type_name("NAME"),
-      app.add_option("--label", options.label, "With --train: the new graph input of the labels")
+      app.add_option("--label", options.autodiff.label,
+                     "With --train: the new graph input of the labels")
           ->type_name("NAME")
           ->capture_default_str(),
       app.add_option("--label-dtype", options.label_dtype,
@@ -91,25 +86,27 @@ std::vector<CLI::Option*> SetUpTrainOptions(CLI::App& app, RewriteGraphOptions& 
                      "With --train: the label's dims, a symbolic one by name (batch,8); default: "
                      "the output's (mse), less axis 1 (cross-entropy)")
           ->type_name("D0,D1,..."),
-      app.add_option("--ignore-index", options.ignore_index,
+      app.add_option("--ignore-index", options.autodiff.ignore_index,
                      "With --train --loss cross-entropy: labels equal to N do not count")
           ->type_name("N"),
-      app.add_option("--frozen", options.frozen,
+      app.add_option("--frozen", options.autodiff.frozen,
                      "With --train: an initializer that stays fixed (repeatable); default: every "
                      "floating initializer that reaches the loss trains")
           ->type_name("NAME"),
       app.add_option("--optimizer", options.optimizer, "With --train: 'adamw', 'adam' or 'sgd'")
           ->check(CLI::IsMember({"adamw", "adam", "sgd"}))
           ->capture_default_str(),
-      app.add_option("--adam-mode", options.adam_mode,
+      app.add_option("--adam-mode", options.autodiff.adam_mode,
                      "With --train: AdamW's form, 0 PyTorch's, 1 Hugging Face's / ONNX Runtime's")
           ->check(CLI::IsMember({0, 1}))
           ->capture_default_str(),
-      app.add_option("--beta1", options.beta1, "With --train: Adam's beta1")->capture_default_str(),
-      app.add_option("--beta2", options.beta2, "With --train: Adam's beta2")->capture_default_str(),
-      app.add_option("--epsilon", options.epsilon, "With --train: Adam's epsilon")
+      app.add_option("--beta1", options.autodiff.beta1, "With --train: Adam's beta1")
           ->capture_default_str(),
-      app.add_option("--weight-decay", options.weight_decay,
+      app.add_option("--beta2", options.autodiff.beta2, "With --train: Adam's beta2")
+          ->capture_default_str(),
+      app.add_option("--epsilon", options.autodiff.epsilon, "With --train: Adam's epsilon")
+          ->capture_default_str(),
+      app.add_option("--weight-decay", options.autodiff.weight_decay,
                      "With --train: weight decay (default 0.01 for adamw, 0 for adam and sgd, "
                      "which add it to the gradient as L2)"),
       app.add_flag("--no-bias-correction", options.no_bias_correction,
@@ -216,10 +213,8 @@ StatusOr<DataType> DataTypeFromName(const std::string& name) {
 }
 
 StatusOr<AutodiffPass::Options> AutodiffOptions(const RewriteGraphOptions& options) {
-  AutodiffPass::Options autodiff;
+  AutodiffPass::Options autodiff = options.autodiff;
   autodiff.loss = *LossFromName(options.loss);
-  autodiff.loss_on = options.loss_on;
-  autodiff.label = options.label;
   if (!options.label_dtype.empty()) {
     ZG_ASSIGN_OR_RETURN(autodiff.label_dtype, DataTypeFromName(options.label_dtype));
   }
@@ -234,14 +229,7 @@ StatusOr<AutodiffPass::Options> AutodiffOptions(const RewriteGraphOptions& optio
     }
     autodiff.label_shape = std::move(dims);
   }
-  autodiff.ignore_index = options.ignore_index;
-  autodiff.frozen = options.frozen;
   autodiff.optimizer = *OptimizerFromName(options.optimizer);
-  autodiff.adam_mode = options.adam_mode;
-  autodiff.beta1 = options.beta1;
-  autodiff.beta2 = options.beta2;
-  autodiff.epsilon = options.epsilon;
-  autodiff.weight_decay = options.weight_decay;
   autodiff.bias_correction = !options.no_bias_correction;
   return autodiff;
 }

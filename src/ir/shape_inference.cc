@@ -10,16 +10,6 @@
 namespace zerograph {
 namespace {
 
-// The recorded spec of `value`, when its type has every dimension.
-std::optional<TensorSpec> RecordedSpec(const Value& value) {
-  std::optional<TensorType> type = value.type();
-  if (!type || type->dtype == DataType::kUndefined || !type->dims) return std::nullopt;
-  for (int64_t d : *type->dims) {
-    if (d < 0) return std::nullopt;
-  }
-  return TensorSpec{type->dtype, *type->dims};
-}
-
 // An initializer's bytes as a HostValue, for the host-read inputs of shape functions.
 std::optional<HostValue> InitializerValue(const Value& value) {
   const Tensor* tensor = value.initializer();
@@ -41,6 +31,15 @@ std::string Label(const Node& node) {
 }
 
 }  // namespace
+
+std::optional<TensorSpec> RecordedSpec(const Value& value) {
+  std::optional<TensorType> type = value.type();
+  if (!type || type->dtype == DataType::kUndefined || !type->dims) return std::nullopt;
+  for (int64_t d : *type->dims) {
+    if (d < 0) return std::nullopt;
+  }
+  return TensorSpec{type->dtype, *type->dims};
+}
 
 const TensorSpec* InferredShapes::Find(const Value& value) const {
   const size_t id = static_cast<size_t>(value.id());

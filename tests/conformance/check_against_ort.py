@@ -25,31 +25,17 @@ Exits 0 when all hold, 1 otherwise, printing the largest differences either way.
 import json
 import os
 import shutil
-import struct
 import subprocess
 import sys
 
 import numpy as np
 import onnx
 
+from check_ort_reference import read_safetensors
+
 LOSS_RTOL = 1e-4
 PARAM_TOL = 1e-4
 PARAM_SCALE_FLOOR = 1e-3
-DTYPES = {"F32": np.float32, "F64": np.float64, "I64": np.int64}
-
-
-def read_safetensors(path):
-    with open(path, "rb") as f:
-        (header_len,) = struct.unpack("<Q", f.read(8))
-        header = json.loads(f.read(header_len))
-        data = f.read()
-    tensors = {}
-    for name, info in header.items():
-        if name == "__metadata__":
-            continue
-        begin, end = info["data_offsets"]
-        tensors[name] = np.frombuffer(data[begin:end], DTYPES[info["dtype"]]).reshape(info["shape"])
-    return tensors
 
 
 def run(command):

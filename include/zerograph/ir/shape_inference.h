@@ -33,6 +33,10 @@ class InferredShapes {
   int64_t inferred_ = 0;
 };
 
+// The spec recorded for `value` (value_info, graph input or output, initializer), when its type
+// has every dimension; nullopt for a symbolic or unknown one.
+std::optional<TensorSpec> RecordedSpec(const Value& value);
+
 // Walks the schedule once, running each node's shape function (OpContract::infer) where its
 // inputs are known. A recorded type wins over an inferred one; when both are known and disagree,
 // or a shape function refuses its inputs, the error names the node. `nranks` is the ranks the

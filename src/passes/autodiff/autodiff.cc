@@ -19,11 +19,6 @@
 namespace zerograph {
 namespace {
 
-bool IsFloating(DataType dtype) {
-  return dtype == DataType::kFloat32 || dtype == DataType::kFloat16 ||
-         dtype == DataType::kBFloat16 || dtype == DataType::kFloat64;
-}
-
 std::string OpLabel(const Node& node) {
   return node.domain().empty() || node.domain() == "ai.onnx"
              ? std::string(node.op_type())
@@ -45,7 +40,7 @@ Path FindPath(const Graph& graph, const autodiff::ValueShapes& shapes,
   // the path then reaches its node, which has no rule, and the error names it.
   auto floating = [&](const Value& v) {
     const DataType dtype = shapes.dtype(v);
-    return IsFloating(dtype) || dtype == DataType::kUndefined;
+    return autodiff::IsFloating(dtype) || dtype == DataType::kUndefined;
   };
   std::vector<bool> downstream(bound);
   for (const Value* v : wrt) downstream[static_cast<size_t>(v->id())] = floating(*v);
@@ -144,9 +139,9 @@ StatusOr<std::vector<Value*>> AppendBackward(Graph& graph, Value* loss,
                                              std::span<Value* const> wrt) {
   ZG_ASSIGN_OR_RETURN(autodiff::ValueShapes shapes, autodiff::ValueShapes::Infer(graph));
   const TensorType& loss_type = shapes.type(*loss);
-  ZG_RETURN_IF_NOT(IsFloating(loss_type.dtype) && loss_type.dims && loss_type.dims->empty(),
-                   "the loss '", loss->name(), "' must be a floating scalar, not ",
-                   loss_type.ToString());
+  ZG_RETURN_IF_NOT(
+      autodiff::IsFloating(loss_type.dtype) && loss_type.dims && loss_type.dims->empty(),
+      "the loss '", loss->name(), "' must be a floating scalar, not ", loss_type.ToString());
   Value* const outputs[] = {loss};
   Value* const seeds[] = {nullptr};
   return autodiff::SweepBackward(graph, std::move(shapes), outputs, seeds, wrt);

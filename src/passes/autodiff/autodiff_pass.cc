@@ -20,11 +20,6 @@
 namespace zerograph {
 namespace {
 
-bool IsFloating(DataType dtype) {
-  return dtype == DataType::kFloat32 || dtype == DataType::kFloat16 ||
-         dtype == DataType::kBFloat16 || dtype == DataType::kFloat64;
-}
-
 std::string GraphLabel(const Graph& graph) {
   return graph.name().empty() ? std::string("the graph") : StrCat("graph '", graph.name(), "'");
 }
@@ -58,7 +53,7 @@ StatusOr<std::vector<Value*>> Trainable(const Graph& graph, const std::vector<st
                                         int64_t& constant) {
   std::vector<Value*> floating;
   for (Value* init : graph.initializers()) {
-    if (IsFloating(init->initializer()->dtype())) floating.push_back(init);
+    if (autodiff::IsFloating(init->initializer()->dtype())) floating.push_back(init);
   }
   ZG_RETURN_IF_NOT(!floating.empty(), GraphLabel(graph),
                    " has no floating initializer to train (are the weights graph inputs? export "

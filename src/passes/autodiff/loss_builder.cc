@@ -5,6 +5,7 @@
 #include <string_view>
 #include <vector>
 
+#include "passes/autodiff/value_shapes.h"
 #include "zerograph/core/str_cat.h"
 #include "zerograph/ir/graph.h"
 #include "zerograph/ir/graph_builder.h"
@@ -16,11 +17,6 @@ namespace zerograph::autodiff {
 namespace {
 
 using Loss = AutodiffPass::Loss;
-
-bool IsFloating(DataType dtype) {
-  return dtype == DataType::kFloat32 || dtype == DataType::kFloat16 ||
-         dtype == DataType::kBFloat16 || dtype == DataType::kFloat64;
-}
 
 // The label's dims and the names of its symbolic ones ("" where a dim has none): `--label-shape`
 // (a number, or a symbolic dim's name), else the prediction's, less the class axis for

@@ -17,6 +17,7 @@
 #include "zerograph/ir/graph.h"
 #include "zerograph/ir/node.h"
 #include "zerograph/ir/op_contract.h"
+#include "zerograph/ir/shape_inference.h"
 #include "zerograph/ir/tensor.h"
 #include "zerograph/ir/value.h"
 
@@ -27,16 +28,6 @@ namespace {
 // share no number, so every symbolic dim differs between the two runs.
 constexpr int64_t kProbes[2][12] = {{7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47},
                                     {101, 103, 107, 109, 113, 127, 131, 137, 139, 149, 151, 157}};
-
-// The recorded spec of `value`, when its type has every dimension.
-std::optional<TensorSpec> RecordedSpec(const Value& value) {
-  std::optional<TensorType> type = value.type();
-  if (!type || type->dtype == DataType::kUndefined || !type->dims) return std::nullopt;
-  for (int64_t d : *type->dims) {
-    if (d < 0) return std::nullopt;
-  }
-  return TensorSpec{type->dtype, *type->dims};
-}
 
 // Shapes and the index lists made from them are short; a longer int64 tensor is data.
 constexpr int64_t kMaxFoldedElements = 64;

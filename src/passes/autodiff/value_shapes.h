@@ -20,6 +20,12 @@ class Value;
 
 namespace zerograph::autodiff {
 
+// The dtypes a gradient flows through.
+inline bool IsFloating(DataType dtype) {
+  return dtype == DataType::kFloat32 || dtype == DataType::kFloat16 ||
+         dtype == DataType::kBFloat16 || dtype == DataType::kFloat64;
+}
+
 // The static types the gradient rules read, for forward values and the backward values made since.
 //
 // Shape inference needs every dimension, so a symbolic dimension of a graph input is bound to a
