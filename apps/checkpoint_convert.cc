@@ -31,6 +31,7 @@ struct CheckpointConvertOptions {
   std::string graph;
   bool dry_run = false;
   bool with_states = false;
+  std::string weights = "params";
   int64_t max_file_bytes = int64_t{5} << 30;
 };
 
@@ -55,6 +56,11 @@ void SetUpCheckpointConvert(CLI::App& app, CheckpointConvertOptions& options) {
   app.add_flag("--dry-run", options.dry_run, "Print the copy plan and byte counts, write nothing");
   app.add_flag("--with-states", options.with_states,
                "--to consolidated: also write the optimizer states");
+  app.add_option("--weights", options.weights,
+                 "--to consolidated: 'params' (the parameters in their own dtype) or 'master' "
+                 "(their fp32 master copies, where --master-weights kept them)")
+      ->check(CLI::IsMember({"params", "master"}))
+      ->capture_default_str();
   app.add_option("--max-file-bytes", options.max_file_bytes,
                  "--to consolidated: start a new model-0000i-of-0000k.safetensors above this many "
                  "bytes")
@@ -112,6 +118,7 @@ Status RunCheckpointConvert(const CheckpointConvertOptions& options) {
   convert.nranks = options.nranks;
   convert.dry_run = options.dry_run;
   convert.with_states = options.with_states;
+  convert.master_weights = options.weights == "master";
   convert.max_file_bytes = options.max_file_bytes;
   convert.out = &std::cout;
   // Only a person watching a terminal wants the bar; logs and tests see nothing.

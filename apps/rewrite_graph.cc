@@ -3,6 +3,9 @@
 // the overlap pass), checks the result for hazards and writes it. `--check FILE` checks a rewritten
 // graph without writing anything.
 
+#include <algorithm>
+#include <charconv>
+#include <cmath>
 #include <cstdint>
 #include <filesystem>
 #include <iostream>
@@ -27,6 +30,7 @@
 #include "zerograph/onnx/save_model.h"
 #include "zerograph/ort_import/import_ort_artifacts.h"
 #include "zerograph/passes/autodiff_pass.h"
+#include "zerograph/passes/gradient_control.h"
 #include "zerograph/passes/hazard_check.h"
 #include "zerograph/passes/overlap.h"
 #include "zerograph/passes/pass_pipeline.h"
@@ -44,6 +48,8 @@ struct RewriteGraphOptions {
   double comm_buffer_mb = 256;  // the seed's default bucket limit
   std::string bucket_order = "ready";
   std::string align = "seed";
+  bool master_weights = false;
+  bool master_grads = false;
   std::string layout_out;
   bool report = false;
   std::string check;
@@ -58,7 +64,12 @@ struct RewriteGraphOptions {
   std::string label_shape;
   std::string optimizer = "adamw";
   bool no_bias_correction = false;
+  std::string loss_scale = "none";
   std::vector<std::string> train_options_given;
+
+  // Gradient control (clipping applies to any training graph; loss scaling needs --train).
+  std::optional<float> clip_grad_norm;
+  GradientControlPass::Options control;
 };
 
 // The training options for a forward model (docs/cli.md, "--train").
@@ -111,6 +122,20 @@ std::vector<CLI::Option*> SetUpTrainOptions(CLI::App& app, RewriteGraphOptions& 
                      "which add it to the gradient as L2)"),
       app.add_flag("--no-bias-correction", options.no_bias_correction,
                    "With --train: Adam without bias correction"),
+      app.add_option("--loss-scale", options.loss_scale,
+                     "With --train: dynamic loss scaling for fp16, 'none', 'dynamic' (starting at "
+                     "65536) or the starting scale")
+          ->capture_default_str()
+          ->type_name("none|dynamic|SCALE"),
+      app.add_option("--loss-scale-growth-interval", options.control.growth_interval,
+                     "With --train --loss-scale: steps without overflow before the scale grows")
+          ->capture_default_str(),
+      app.add_option("--loss-scale-growth", options.control.growth_factor,
+                     "With --train --loss-scale: what the scale is multiplied by when it grows")
+          ->capture_default_str(),
+      app.add_option("--loss-scale-backoff", options.control.backoff_factor,
+                     "With --train --loss-scale: what the scale is multiplied by on an overflow")
+          ->capture_default_str(),
   };
 }
 
@@ -151,6 +176,11 @@ void SetUpRewriteGraph(CLI::App& app, RewriteGraphOptions& options) {
                  "rule) or 'compact' (only each bucket's end)")
       ->check(CLI::IsMember({"seed", "compact"}))
       ->capture_default_str();
+  app.add_flag("--master-weights", options.master_weights,
+               "Keep an fp32 master copy of fp16/bf16 parameters as an optimizer state: the "
+               "update runs in fp32 and the all-gather moves the low-precision parameters");
+  app.add_flag("--master-grads", options.master_grads,
+               "With --master-weights: cast gradients to fp32 before the reduce-scatter");
   app.add_option("--layout-out", options.layout_out,
                  "Also write the layout manifest (JSON) to this file")
       ->type_name("FILE");
@@ -158,6 +188,9 @@ void SetUpRewriteGraph(CLI::App& app, RewriteGraphOptions& options) {
                "Make IN, a forward model, a training graph first: loss, backward (autodiff) and "
                "optimizer");
   std::vector<CLI::Option*> train_options = SetUpTrainOptions(app, options);
+  app.add_option("--clip-grad-norm", options.clip_grad_norm,
+                 "Clip the gradients to this global L2 norm, over every rank's shards")
+      ->type_name("NORM");
   app.add_flag("--report", options.report, "Print what the rewrite did");
   app.add_option("--check", options.check,
                  "Check a rewritten graph for hazards (collective order, gathers before updates, "
@@ -231,6 +264,17 @@ StatusOr<AutodiffPass::Options> AutodiffOptions(const RewriteGraphOptions& optio
   }
   autodiff.optimizer = *OptimizerFromName(options.optimizer);
   autodiff.bias_correction = !options.no_bias_correction;
+  if (options.loss_scale == "dynamic") {
+    autodiff.loss_scale = 65536.0f;  // PyTorch GradScaler's initial scale, 2^16
+  } else if (options.loss_scale != "none") {
+    float scale = 0;
+    const char* end = options.loss_scale.data() + options.loss_scale.size();
+    auto [ptr, error] = std::from_chars(options.loss_scale.data(), end, scale);
+    ZG_RETURN_IF_NOT(error == std::errc() && ptr == end && std::isfinite(scale) && scale > 0,
+                     "--loss-scale '", options.loss_scale,
+                     "': expected none, dynamic or a positive starting scale");
+    autodiff.loss_scale = scale;
+  }
   return autodiff;
 }
 
@@ -276,6 +320,15 @@ Status RunRewriteGraph(const RewriteGraphOptions& options) {
     return InvalidArgumentError(StrCat(StrJoin(options.train_options_given, ", "),
                                        " only apply with --train (a forward model to train)"));
   }
+  if (!options.nranks && (options.overlap || !options.layout_out.empty() ||
+                          options.align != "seed" || options.master_weights ||
+                          options.master_grads)) {
+    return InvalidArgumentError(
+        "--overlap, --align, --master-weights, --master-grads and --layout-out need --nranks");
+  }
+  ZG_RETURN_IF_NOT(!options.clip_grad_norm ||
+                       (std::isfinite(*options.clip_grad_norm) && *options.clip_grad_norm > 0),
+                   "--clip-grad-norm must be a positive norm, got ", *options.clip_grad_norm);
   ZG_ASSIGN_OR_RETURN(std::unique_ptr<Graph> graph, ReadTrainingGraph(options));
   PassPipeline pipeline(/*verify_each=*/true);
   if (options.train) {
@@ -285,18 +338,31 @@ Status RunRewriteGraph(const RewriteGraphOptions& options) {
   ShardingStage1Pass* sharding = nullptr;
   if (options.nranks) {
     sharding = &pipeline.AddPass<ShardingStage1Pass>(ShardingStage1Pass::Options{
-        /*nranks=*/*options.nranks, /*comm_buffer_mb=*/options.comm_buffer_mb,
-        options.bucket_order == "param" ? BucketOrder::kParameter : BucketOrder::kGradientReady,
-        *AlignmentFromName(options.align)});
+        .nranks = *options.nranks,
+        .comm_buffer_mb = options.comm_buffer_mb,
+        .bucket_order = options.bucket_order == "param" ? BucketOrder::kParameter
+                                                        : BucketOrder::kGradientReady,
+        .align = *AlignmentFromName(options.align),
+        .master_weights = options.master_weights,
+        .master_grads = options.master_grads});
     if (options.overlap) pipeline.AddPass<OverlapPass>();
-  } else if (options.overlap || !options.layout_out.empty() || options.align != "seed") {
-    return InvalidArgumentError("--overlap, --align and --layout-out need --nranks");
+  }
+  if (options.clip_grad_norm || (options.train && options.loss_scale != "none")) {
+    GradientControlPass::Options control = options.control;
+    control.max_norm = options.clip_grad_norm.value_or(0.0f);
+    pipeline.AddPass<GradientControlPass>(control);
   }
   StatusOr<bool> changed = pipeline.Run(*graph);
   if (!changed.ok()) {
     return std::move(changed).status().WithContext(StrCat("rewriting '", source, "'"));
   }
   ZG_RETURN_IF_ERROR(CheckHazards(*graph).WithContext(StrCat("rewriting '", source, "'")));
+  if (options.master_weights &&
+      std::none_of(sharding->layout().buckets.begin(), sharding->layout().buckets.end(),
+                   [](const LayoutManifest::Bucket& b) { return b.master_state >= 0; })) {
+    std::cerr << "note: --master-weights changes nothing: '" << source
+              << "' has no fp16 or bf16 parameters\n";
+  }
   if (!options.layout_out.empty()) {
     ZG_RETURN_IF_ERROR(WriteFileAtomically(options.layout_out, sharding->layout().ToJson()));
   }
@@ -308,7 +374,7 @@ Status RunRewriteGraph(const RewriteGraphOptions& options) {
   if (options.report) {
     std::cout << "written graph '" << options.output << "':\n";
     PrintReport(*graph);
-    std::cout << (options.nranks || options.train
+    std::cout << (options.nranks || options.train || options.clip_grad_norm
                       ? pipeline.Report()
                       : std::string("passes: none (no --nranks: verified and copied)\n"));
     if (sharding != nullptr) std::cout << "layout hash: " << sharding->layout().Hash() << "\n";

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <map>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -318,7 +319,7 @@ StatusOr<CheckpointManifest> CheckpointManifest::FromJson(std::string_view text)
     ZG_ASSIGN_OR_RETURN(StateTensor head, ParseStateTensor(t, "manifest.json: tensors"));
     ZG_RETURN_IF_NOT(tensor_names.insert(head.name).second, "manifest.json: tensor '", head.name,
                      "' is listed twice");
-    CheckpointTensor tensor{head.name, head.dtype, head.shape, {}};
+    CheckpointTensor tensor{head.name, head.dtype, head.shape, {}, {}};
     ZG_RETURN_IF_NOT(t.contains("pieces") && t["pieces"].is_array(), "manifest.json: tensor '",
                      head.name, "' has no pieces");
     for (const Json& p : t["pieces"]) {
@@ -370,7 +371,7 @@ CheckpointPlan PlanCheckpoint(CheckpointKind kind, const StateModel& model, int6
   for (int64_t r = 0; r < nranks; ++r) plan.files.push_back(RankFileName(r, nranks));
   if (kind == CheckpointKind::kUnbalanced) {
     for (const StateTensor& buffer : model.buffers) {
-      CheckpointTensor tensor{buffer.name, buffer.dtype, buffer.shape, {}};
+      CheckpointTensor tensor{buffer.name, buffer.dtype, buffer.shape, {}, {}};
       if (std::optional<StateModel::BucketRef> ref = model.FindBucketBuffer(buffer.name)) {
         const int64_t s = ref->bucket->shard_size;
         for (int64_t r = 0; r < nranks; ++r)
@@ -383,7 +384,7 @@ CheckpointPlan PlanCheckpoint(CheckpointKind kind, const StateModel& model, int6
     return plan;
   }
   for (const StateTensor& c : model.canonical) {
-    CheckpointTensor tensor{c.name, c.dtype, c.shape, {}};
+    CheckpointTensor tensor{c.name, c.dtype, c.shape, {}, {}};
     const int64_t n = c.numel();
     for (int64_t r = 0; r < nranks; ++r) {
       const int64_t begin = r * n / nranks;
@@ -395,13 +396,29 @@ CheckpointPlan PlanCheckpoint(CheckpointKind kind, const StateModel& model, int6
   return plan;
 }
 
-CheckpointPlan PlanConsolidated(const StateModel& model, bool with_states, int64_t max_file_bytes) {
+CheckpointPlan PlanConsolidated(const StateModel& model, bool with_states, int64_t max_file_bytes,
+                                bool master_weights) {
+  // Parameter name -> its master copy's canonical name.
+  std::map<std::string_view, std::string_view> masters;
+  if (master_weights && model.layout) {
+    for (const LayoutManifest::Bucket& bucket : model.layout->buckets) {
+      if (bucket.master_state < 0) continue;
+      for (const LayoutManifest::Param& p : bucket.params) {
+        masters.emplace(p.name, p.states[static_cast<size_t>(bucket.master_state)]);
+      }
+    }
+  }
+  auto master_of = [&masters](const StateTensor& c) -> std::string_view {
+    auto it = c.is_param ? masters.find(c.name) : masters.end();
+    return it != masters.end() ? it->second : std::string_view();
+  };
   CheckpointPlan plan;
   std::vector<std::vector<const StateTensor*>> groups(1);
   int64_t in_group = 0;
   for (const StateTensor& c : model.canonical) {
     if (!c.is_param && !with_states) continue;
-    const int64_t bytes = c.numel() * static_cast<int64_t>(ElementSize(c.dtype));
+    const DataType dtype = master_of(c).empty() ? c.dtype : DataType::kFloat32;
+    const int64_t bytes = c.numel() * static_cast<int64_t>(ElementSize(dtype));
     if (max_file_bytes > 0 && in_group > 0 && in_group + bytes > max_file_bytes) {
       groups.emplace_back();
       in_group = 0;
@@ -415,7 +432,12 @@ CheckpointPlan PlanConsolidated(const StateModel& model, bool with_states, int64
     std::snprintf(name, sizeof(name), "model-%05zu-of-%05zu.safetensors", i + 1, k);
     plan.files.push_back(k == 1 ? "model.safetensors" : name);
     for (const StateTensor* c : groups[i]) {
-      plan.tensors.push_back({c->name, c->dtype, c->shape, {{plan.files[i], 0, c->numel()}}});
+      const std::string_view master = master_of(*c);
+      plan.tensors.push_back({c->name,
+                              master.empty() ? c->dtype : DataType::kFloat32,
+                              c->shape,
+                              {{plan.files[i], 0, c->numel()}},
+                              std::string(master)});
     }
   }
   return plan;

@@ -106,15 +106,17 @@ Status ConvertCheckpoint(const std::string& in, const std::string& out,
   }
   const CheckpointPlan plan =
       options.to == CheckpointKind::kConsolidated
-          ? PlanConsolidated(model, options.with_states, options.max_file_bytes)
+          ? PlanConsolidated(model, options.with_states, options.max_file_bytes,
+                             options.master_weights)
           : PlanCheckpoint(options.to, model, nranks);
 
   // Every planned tensor must be readable from the input before anything is written.
   for (const CheckpointTensor& t : plan.tensors) {
     const bool is_buffer = options.to == CheckpointKind::kUnbalanced;
     if (!is_buffer || !model.FindBucketBuffer(t.name)) {
-      const bool found = source.FindTensor(t.name) != nullptr || source.model.FindCanonical(t.name);
-      ZG_RETURN_IF_NOT(found, "checkpoint '", dir, "' has no tensor '", t.name,
+      const std::string& name = t.source_name();
+      const bool found = source.FindTensor(name) != nullptr || source.model.FindCanonical(name);
+      ZG_RETURN_IF_NOT(found, "checkpoint '", dir, "' has no tensor '", name,
                        "' (nothing was written)");
     }
   }
@@ -125,7 +127,7 @@ Status ConvertCheckpoint(const std::string& in, const std::string& out,
     if (options.to == CheckpointKind::kUnbalanced) {
       return reader->LocateBuffer(model, tensor.name, begin, end, bytes);
     }
-    return reader->LocateCanonical(tensor.name, begin, end, bytes);
+    return reader->LocateCanonical(tensor.source_name(), begin, end, bytes);
   };
 
   int64_t total_bytes = 0;
@@ -164,7 +166,7 @@ Status ConvertCheckpoint(const std::string& in, const std::string& out,
     if (options.to == CheckpointKind::kUnbalanced) {
       return reader->ReadBuffer(model, tensor.name, begin, end, bytes);
     }
-    return reader->ReadCanonical(tensor.name, begin, end, bytes);
+    return reader->ReadCanonical(tensor.source_name(), begin, end, bytes);
   };
   Status status = [&]() -> Status {
     CheckpointManifest manifest;

@@ -112,6 +112,10 @@ void WriteBody(const LayoutManifest& manifest, CanonicalWriter& w) {
     w.Array(bucket.state_buffers, [&](const std::string& name) { w.String(name); });
     w.Key("state_dtypes");
     w.Array(bucket.state_dtypes, [&](DataType dtype) { w.String(DataTypeName(dtype)); });
+    if (bucket.master_state >= 0) {
+      w.Key("master_state");
+      w.Int(bucket.master_state);
+    }
     w.Key("params");
     w.Array(bucket.params, [&](const LayoutManifest::Param& param) {
       w.Open('{');
@@ -247,6 +251,15 @@ StatusOr<LayoutManifest> LayoutManifest::FromJson(std::string_view json) {
     for (const Json& d : *dtypes) {
       ZG_ASSIGN_OR_RETURN(DataType dtype, ParseDtype(d, where));
       bucket.state_dtypes.push_back(dtype);
+    }
+    if (b.contains("master_state")) {
+      ZG_RETURN_IF_ERROR(Field(b, "master_state", where, bucket.master_state));
+      ZG_RETURN_IF_NOT(bucket.master_state >= 0 &&
+                           bucket.master_state < static_cast<int64_t>(bucket.state_buffers.size()) &&
+                           bucket.state_dtypes[static_cast<size_t>(bucket.master_state)] ==
+                               DataType::kFloat32,
+                       where, ": 'master_state' ", bucket.master_state,
+                       " is no fp32 state of the bucket");
     }
     auto params = b.find("params");
     ZG_RETURN_IF_NOT(params != b.end() && params->is_array() && !params->empty(), where,

@@ -14,6 +14,7 @@
 #include "zerograph/core/json.h"
 #include "zerograph/core/str_cat.h"
 #include "zerograph/ir/graph.h"
+#include "zerograph/ir/tensor.h"
 #include "zerograph/ir/value.h"
 
 namespace zerograph {
@@ -30,6 +31,7 @@ constexpr std::string_view kInputsKey = "zerograph.inputs";
 constexpr std::string_view kStateBindingKey = "zerograph.state_binding";
 constexpr std::string_view kNranksKey = "zerograph.nranks";
 constexpr std::string_view kLayoutKey = "zerograph.layout";
+constexpr std::string_view kLossScalingKey = "zerograph.loss_scaling";
 constexpr std::string_view kFormatVersion = "1";
 
 bool IsFloatType(DataType dtype) {
@@ -303,6 +305,27 @@ Status ReadStateBinding(const Graph& graph, std::string_view text, bool keep, Tr
   return Status::Ok();
 }
 
+Status ReadLossScaling(const Graph& graph, std::string_view text, TrainingSpec& spec) {
+  const std::string_view key = kLossScalingKey;
+  ZG_ASSIGN_OR_RETURN(Json json, ParseJson(text, MetadataName(key)));
+  ZG_RETURN_IF_NOT(json.is_object() && json.size() == 2 && json.contains("scale") &&
+                       json.contains("good_steps"),
+                   "metadata '", key, "' must be a JSON object with 'scale' and 'good_steps', got ",
+                   text.substr(0, 200));
+  TrainingSpec::LossScaling scaling;
+  ZG_ASSIGN_OR_RETURN(scaling.scale, JsonString(key, "scale", json["scale"]));
+  ZG_ASSIGN_OR_RETURN(scaling.good_steps, JsonString(key, "good_steps", json["good_steps"]));
+  for (const std::string* name : {&scaling.scale, &scaling.good_steps}) {
+    const Value* value = graph.FindValue(*name);
+    ZG_RETURN_IF_NOT(value != nullptr && value->initializer() != nullptr &&
+                         value->initializer()->dtype() == DataType::kFloat32 &&
+                         value->initializer()->numel() == 1,
+                     "metadata '", key, "': '", *name, "' must be an fp32 scalar initializer");
+  }
+  spec.loss_scaling = std::move(scaling);
+  return Status::Ok();
+}
+
 // Names are bytes to ONNX; replacing invalid UTF-8 keeps dump() from throwing.
 std::string Dump(const Json& json) {
   return json.dump(/*indent=*/-1, ' ', /*ensure_ascii=*/false, Json::error_handler_t::replace);
@@ -322,7 +345,7 @@ Status ReadNranks(std::string_view text, TrainingSpec& spec) {
 // for ReadStateBinding.
 StatusOr<std::optional<TrainingSpec>> ReadSpec(const Graph& graph, bool keep_binding,
                                                std::vector<const Value*>* new_values = nullptr) {
-  std::optional<std::string_view> version, loss, inputs, binding, nranks, layout;
+  std::optional<std::string_view> version, loss, inputs, binding, nranks, layout, loss_scaling;
   bool any = false;
   for (const auto& [key, text] : graph.metadata()) {
     if (!key.starts_with(kPrefix)) continue;
@@ -339,6 +362,8 @@ StatusOr<std::optional<TrainingSpec>> ReadSpec(const Graph& graph, bool keep_bin
       nranks = text;
     } else if (key == kLayoutKey) {
       layout = text;
+    } else if (key == kLossScalingKey) {
+      loss_scaling = text;
     } else {
       // Most likely a misspelling; ignoring it would silently drop what it says.
       return InvalidArgumentError(StrCat("unknown metadata key '", key, "'"));
@@ -369,6 +394,7 @@ StatusOr<std::optional<TrainingSpec>> ReadSpec(const Graph& graph, bool keep_bin
     ZG_RETURN_IF_ERROR(ReadStateBinding(graph, *binding, keep_binding, spec, new_values));
   }
   if (nranks) ZG_RETURN_IF_ERROR(ReadNranks(*nranks, spec));
+  if (loss_scaling) ZG_RETURN_IF_ERROR(ReadLossScaling(graph, *loss_scaling, spec));
   if (layout) {
     ZG_RETURN_IF_ERROR(CheckJsonObject(kLayoutKey, *layout));
     spec.layout = std::string(*layout);
@@ -420,6 +446,10 @@ void WriteTrainingSpec(const TrainingSpec& spec, Graph& graph) {
 
   if (spec.nranks) graph.SetMetadata(kNranksKey, StrCat(*spec.nranks));
   if (spec.layout) graph.SetMetadata(kLayoutKey, *spec.layout);
+  if (spec.loss_scaling) {
+    graph.SetMetadata(kLossScalingKey, Dump(Json{{"scale", spec.loss_scaling->scale},
+                                                 {"good_steps", spec.loss_scaling->good_steps}}));
+  }
 }
 
 }  // namespace zerograph

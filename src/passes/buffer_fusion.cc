@@ -1,6 +1,7 @@
 #include "passes/buffer_fusion.h"
 
 #include "core/parallelism.h"
+#include "zerograph/ir/float_convert.h"
 #include "zerograph/ir/graph.h"
 #include "zerograph/ir/tensor.h"
 
@@ -17,10 +18,10 @@ BufferFusion::~BufferFusion() {
 }
 
 void BufferFusion::Add(Value* target, std::vector<const Tensor*> sources,
-                       std::vector<int64_t> offsets, int64_t total, size_t element_size) {
+                       std::vector<int64_t> offsets, int64_t total, DataType dtype) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    jobs_.push_back({target, std::move(sources), std::move(offsets), total, element_size, {}, {}});
+    jobs_.push_back({target, std::move(sources), std::move(offsets), total, dtype, {}, {}});
   }
   if (std::thread::hardware_concurrency() < 2) {
     Job& job = jobs_.back();
@@ -36,11 +37,18 @@ void BufferFusion::Add(Value* target, std::vector<const Tensor*> sources,
 }
 
 Status BufferFusion::Fuse(Job& job) {
-  const size_t size = static_cast<size_t>(job.total) * job.element_size;
+  const size_t element_size = ElementSize(job.dtype);
+  const size_t size = static_cast<size_t>(job.total) * element_size;
   job.bytes.reserve(size);
+  std::string converted;
   for (size_t i = 0; i < job.sources.size(); ++i) {
     ZG_ASSIGN_OR_RETURN(std::span<const std::byte> bytes, job.sources[i]->Bytes());
-    const size_t at = static_cast<size_t>(job.offsets[i]) * job.element_size;
+    if (job.sources[i]->dtype() != job.dtype) {
+      ZG_ASSIGN_OR_RETURN(converted,
+                          ConvertFloatElements(bytes, job.sources[i]->dtype(), job.dtype));
+      bytes = std::as_bytes(std::span(converted));
+    }
+    const size_t at = static_cast<size_t>(job.offsets[i]) * element_size;
     ZG_RET_CHECK(at >= job.bytes.size() && at + bytes.size() <= size, "tensor '",
                  job.sources[i]->name(), "' does not fit its place in the fused buffer");
     job.bytes.append(at - job.bytes.size(), '\0');

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "zerograph/core/status.h"
+#include "zerograph/ir/dtype.h"
 
 namespace zerograph {
 
@@ -29,11 +30,12 @@ class BufferFusion {
   // Stops the worker after the buffer it is filling; none is handed over.
   ~BufferFusion();
 
-  // Fills initializer `target` (`total` elements of `element_size` bytes, its bytes not yet set)
-  // with `sources[i]` at element `offsets[i]`, offsets ascending. The sources must not change until
-  // Finish: erasing their initializers does not change them.
+  // Fills initializer `target` (`total` elements of `dtype`, its bytes not yet set) with
+  // `sources[i]` at element `offsets[i]`, offsets ascending; a source of another floating dtype is
+  // converted (master weights: fp32 copies of low-precision parameters). The sources must not
+  // change until Finish: erasing their initializers does not change them.
   void Add(Value* target, std::vector<const Tensor*> sources, std::vector<int64_t> offsets,
-           int64_t total, size_t element_size);
+           int64_t total, DataType dtype);
 
   // Waits for every buffer and gives each to its initializer; the first error, if any, names the
   // source tensor whose bytes could not be read.
@@ -45,7 +47,7 @@ class BufferFusion {
     std::vector<const Tensor*> sources;
     std::vector<int64_t> offsets;
     int64_t total;
-    size_t element_size;
+    DataType dtype;
     std::string bytes;
     Status status;
   };

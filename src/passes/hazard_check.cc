@@ -29,13 +29,17 @@ struct Bucket {
   Node* last_update = nullptr;
 };
 
-// The optimizer update the gather's data comes from, looking through Nop and Identity.
+// The optimizer update the gather's data comes from, looking through Nop, Identity and Cast (the
+// master weights' update casts its fp32 result to the parameters' dtype).
 const Node* UpdateFeeding(const Node& all_gather) {
   const Value* value = all_gather.input(0);
   while (value != nullptr && value->producer() != nullptr) {
     const Node* producer = value->producer();
     if (FindOptimizerSignature(*producer)) return producer;
-    if (!producer->Is(kZerographDomain, "Nop") && !producer->Is("", "Identity")) return nullptr;
+    if (!producer->Is(kZerographDomain, "Nop") && !producer->Is("", "Identity") &&
+        !producer->Is("", "Cast")) {
+      return nullptr;
+    }
     value = producer->input(0);
   }
   return nullptr;

@@ -26,6 +26,10 @@ TensorType Flat(DataType dtype, int64_t numel) {
   return TensorType{dtype, std::vector<int64_t>{numel}};
 }
 
+bool IsLowPrecision(DataType dtype) {
+  return dtype == DataType::kFloat16 || dtype == DataType::kBFloat16;
+}
+
 class ShardingRewriter {
  public:
   ShardingRewriter(Graph& graph, const ShardingStage1Pass::Options& options, LayoutManifest& layout)
@@ -35,6 +39,9 @@ class ShardingRewriter {
     ZG_RETURN_IF_NOT(options_.nranks >= 1, "--nranks must be at least 1, got ", options_.nranks);
     ZG_RETURN_IF_NOT(options_.comm_buffer_mb * kMiB >= 1, "--comm-buffer-mb must be positive, got ",
                      options_.comm_buffer_mb);
+    ZG_RETURN_IF_NOT(options_.master_weights || !options_.master_grads,
+                     "--master-grads needs --master-weights: the fp32 gradients feed the fp32 "
+                     "update of the master copy");
     // The candidates are swept on other threads while this one reads the spec.
     sweep_.emplace(graph_);
     ZG_ASSIGN_OR_RETURN(std::optional<ResolvedTrainingSpec> spec, ReadResolvedTrainingSpec(graph_));
@@ -135,6 +142,9 @@ class ShardingRewriter {
   Status RewriteBucket(int64_t k, const std::vector<size_t>& members) {
     const Candidate& lead = *candidates_[members.front()];
     const DataType dtype = lead.param_type.dtype;
+    // The update's dtype: fp32 on the master copy, else the parameters' own.
+    const bool master = options_.master_weights && IsLowPrecision(dtype);
+    const DataType update_dtype = master ? DataType::kFloat32 : dtype;
     const int64_t n = options_.nranks;
     const std::string prefix = StrCat("fused@bucket", k);
     const std::string shard_prefix = StrCat("shard@bucket", k);
@@ -165,6 +175,7 @@ class ShardingRewriter {
       ranks.push_back(static_cast<int64_t>(param.shape.size()));
       bucket.total += param.padded;
       padding_bytes_ += (param.padded - param.numel) * static_cast<int64_t>(ElementSize(dtype));
+      if (master) param.states.push_back(StrCat(param.name, ".master"));
       params.push_back(c.tensor);
       grads.push_back(c.slot.grad);
       bucket.params.push_back(std::move(param));
@@ -182,7 +193,14 @@ class ShardingRewriter {
     // filled on the side (see BufferFusion) while the rewrite goes on.
     Value* fused =
         graph_.AddInitializer(prefix, dtype, std::vector<int64_t>{bucket.total}, std::string());
-    fusion_.Add(fused, std::move(params), offsets, bucket.total, ElementSize(dtype));
+    Value* master_buffer = nullptr;
+    if (master) {
+      master_buffer = graph_.AddInitializer(StrCat(prefix, ".master"), DataType::kFloat32,
+                                            std::vector<int64_t>{bucket.total}, std::string());
+      fusion_.Add(master_buffer, params, offsets, bucket.total, DataType::kFloat32);
+      ++master_buckets_;
+    }
+    fusion_.Add(fused, std::move(params), offsets, bucket.total, dtype);
     bucket.param_buffer = std::string(fused->name());
     std::vector<Value*> fused_states;
     for (int s = 0; s < lead.signature.num_states; ++s) {
@@ -191,13 +209,18 @@ class ShardingRewriter {
       for (size_t member : members) {
         states.push_back(candidates_[member]->state_tensors[static_cast<size_t>(s)]);
       }
-      const DataType state_dtype = states.front()->dtype();
+      const DataType state_dtype = master ? DataType::kFloat32 : states.front()->dtype();
       Value* state = graph_.AddInitializer(StrCat(prefix, ".state", s), state_dtype,
                                            std::vector<int64_t>{bucket.total}, std::string());
-      fusion_.Add(state, std::move(states), offsets, bucket.total, ElementSize(state_dtype));
+      fusion_.Add(state, std::move(states), offsets, bucket.total, state_dtype);
       fused_states.push_back(state);
       bucket.state_buffers.emplace_back(state->name());
       bucket.state_dtypes.push_back(state_dtype);
+    }
+    if (master) {
+      bucket.master_state = static_cast<int64_t>(bucket.state_buffers.size());
+      bucket.state_buffers.emplace_back(master_buffer->name());
+      bucket.state_dtypes.push_back(DataType::kFloat32);
     }
 
     // Forward reads the parameters as views of the fused buffer: each parameter becomes a view,
@@ -226,6 +249,14 @@ class ShardingRewriter {
     Node* comm_before = first_sharded_update_;
     if (latest_grad != nullptr && !latest_grad->IsBefore(*comm_before))
       comm_before = latest_grad->next();
+    // Master gradients: each is cast to fp32 on its way into the bucket (gradient
+    // post-processing, which the overlap pass moves up to its backward op).
+    if (master && options_.master_grads) {
+      for (size_t i = 0; i < grads.size(); ++i) {
+        grads[i] = AddCast(grads[i], DataType::kFloat32,
+                           StrCat(grads[i]->name(), "@fp32"), k, comm_before);
+      }
+    }
     Node* coalesce = graph_.AddNode("CoalesceTensors", kZerographDomain, grads,
                                     std::vector<std::string>{StrCat(prefix, ".grad")},
                                     StrCat("zg.bucket", k, ".coalesce"), comm_before);
@@ -245,13 +276,22 @@ class ShardingRewriter {
     graph_.SetValueType(reduce_scatter->output(0), Flat(grad_dtype, bucket.shard_size));
 
     // This rank's shards feed one fused update in place of the parameters' updates.
-    Node* param_shard = AddLocalShard(fused, shard_prefix, k, first_update, bucket.shard_size);
+    Node* param_shard =
+        master ? AddLocalShard(master_buffer, StrCat(shard_prefix, ".master"), k, first_update,
+                               bucket.shard_size)
+               : AddLocalShard(fused, shard_prefix, k, first_update, bucket.shard_size);
+    Value* grad_shard = reduce_scatter->output(0);
+    if (master && grad_dtype != DataType::kFloat32) {
+      grad_shard = AddCast(grad_shard, DataType::kFloat32, StrCat(shard_prefix, ".grad@fp32"), k,
+                           first_update);
+    }
     std::vector<Value*> update_inputs;
     for (int i = 0; i < lead.signature.num_scalars; ++i)
       update_inputs.push_back(lead.optimizer->input(static_cast<size_t>(i)));
     update_inputs.push_back(param_shard->output(0));
-    update_inputs.push_back(reduce_scatter->output(0));
-    std::vector<std::string> update_outputs = {StrCat(shard_prefix, ".new")};
+    update_inputs.push_back(grad_shard);
+    std::vector<std::string> update_outputs = {
+        StrCat(shard_prefix, master ? ".master.new" : ".new")};
     for (int s = 0; s < lead.signature.num_states; ++s) {
       Node* state_shard =
           AddLocalShard(fused_states[static_cast<size_t>(s)], StrCat(shard_prefix, ".state", s), k,
@@ -263,7 +303,13 @@ class ShardingRewriter {
                                   update_outputs, StrCat("zg.bucket", k, ".update"), first_update);
     update->CopyAttributesFrom(*lead.optimizer);
     Annotate(*update, OpRole::kOptimize, k);
-    graph_.SetValueType(update->output(0), Flat(dtype, bucket.shard_size));
+    graph_.SetValueType(update->output(0), Flat(update_dtype, bucket.shard_size));
+    Value* new_shard = update->output(0);
+    if (master) {
+      graph_.AddOutput(new_shard);
+      binding_.emplace_back(new_shard->name(), master_buffer->name());
+      new_shard = AddCast(new_shard, dtype, StrCat(shard_prefix, ".new"), k, first_update);
+    }
     for (int s = 0; s < lead.signature.num_states; ++s) {
       Value* new_state = update->output(1 + static_cast<size_t>(s));
       graph_.SetValueType(new_state,
@@ -273,7 +319,7 @@ class ShardingRewriter {
     }
 
     // The gather waits for the update (Nop), then refreshes every parameter of the bucket.
-    Node* nop = graph_.AddNode("Nop", kZerographDomain, std::vector<Value*>{update->output(0)},
+    Node* nop = graph_.AddNode("Nop", kZerographDomain, std::vector<Value*>{new_shard},
                                std::vector<std::string>{StrCat(shard_prefix, ".ready")},
                                StrCat("zg.bucket", k, ".nop"), first_update);
     Annotate(*nop, OpRole::kOptimize, k);
@@ -317,6 +363,18 @@ class ShardingRewriter {
     Annotate(*node, OpRole::kOptimize, k);
     graph_.SetValueType(node->output(0), Flat(fused->type()->dtype, shard_size));
     return node;
+  }
+
+  // Cast(value) to `dtype` as `name`, an optimizer node of bucket k placed before `before`.
+  Value* AddCast(Value* value, DataType dtype, const std::string& name, int64_t k, Node* before) {
+    Node* cast = graph_.AddNode("Cast", "", std::vector<Value*>{value},
+                                std::vector<std::string>{name}, StrCat("zg.cast.", name), before);
+    cast->SetInt("to", static_cast<int64_t>(dtype));
+    Annotate(*cast, OpRole::kOptimize, k);
+    if (std::optional<TensorType> type = value->type()) {
+      graph_.SetValueType(cast->output(0), TensorType{dtype, type->dims});
+    }
+    return cast->output(0);
   }
 
   void SetCollectiveAttributes(Node& node) {
@@ -509,6 +567,12 @@ class ShardingRewriter {
                     bucket.optimizer, "\n");
     }
     out += StrCat("  padding: ", padding_bytes_, " bytes in all\n");
+    if (options_.master_weights) {
+      out += master_buckets_ > 0
+                 ? StrCat("  master weights: fp32 copies in ", master_buckets_, " bucket(s)",
+                          options_.master_grads ? ", gradients reduced in fp32" : "", "\n")
+                 : "  master weights: none (no fp16/bf16 bucket)\n";
+    }
     out += StrCat("  parameters left whole: ", layout_.whole.size(), "\n");
     for (const LayoutManifest::WholeParam& param : layout_.whole) {
       out += StrCat("    ", param.name, ": ", param.reason, "\n");
@@ -534,6 +598,7 @@ class ShardingRewriter {
   std::vector<const Value*> binding_new_values_;
   std::vector<std::pair<std::string, std::string>> binding_;
   int64_t padding_bytes_ = 0;
+  int64_t master_buckets_ = 0;
   BufferFusion fusion_;
 };
 

@@ -13,6 +13,8 @@
 #include <fstream>
 #include <map>
 #include <ostream>
+#include <span>
+#include <string>
 
 #include <nlohmann/json.hpp>
 
@@ -21,6 +23,8 @@
 #include "zerograph/core/mapped_file.h"
 #include "zerograph/core/num_elements.h"
 #include "zerograph/ir/graph.h"
+#include "zerograph/ir/node.h"
+#include "zerograph/ir/value.h"
 #include "zerograph/runtime/communicator.h"
 #include "zerograph/runtime/device.h"
 #include "zerograph/runtime/stream.h"
@@ -70,10 +74,20 @@ void ReportStep(const StepResult& result, const TrainOptions& options, bool prog
   if (progress) ClearProgress();
   if (options.out != nullptr) {
     char line[160];
-    std::snprintf(line, sizeof(line), "step %lld  loss %.9g  lr %.6g  time %.3f ms\n",
+    std::snprintf(line, sizeof(line), "step %lld  loss %.9g  lr %.6g  time %.3f ms",
                   static_cast<long long>(result.step), loss, static_cast<double>(result.lr),
                   result.seconds * 1e3);
-    *options.out << line << std::flush;
+    std::string text = line;
+    if (result.controlled) {
+      std::snprintf(line, sizeof(line), "  grad-norm %.6g", static_cast<double>(result.grad_norm));
+      text += line;
+    }
+    if (result.loss_scale > 0) {
+      std::snprintf(line, sizeof(line), "  loss-scale %g", static_cast<double>(result.loss_scale));
+      text += line;
+    }
+    if (result.skipped) text += "  skipped: the gradients overflowed";
+    *options.out << text << "\n" << std::flush;
   }
   const int64_t done = result.step - options.first_step + 1;
   if (progress && done < options.steps) DrawProgress(done, options.steps, result.loss);
@@ -119,6 +133,14 @@ StatusOr<std::unique_ptr<Trainer>> Trainer::Create(const Graph& graph, const std
                       runtime::Executor::Create(graph, device, comm, registry, std::move(options)));
   ZG_ASSIGN_OR_RETURN(trainer->step_summary_,
                       runtime::DeviceTensor::Allocate(device, DataType::kFloat32, {3}));
+  for (const Node* node : graph.nodes()) {
+    if (!node->Is(kZerographDomain, "GradientControl")) continue;
+    trainer->control_output_ = std::string(node->output(0)->name());
+    if (node->num_outputs() > 1) trainer->loss_scale_output_ = node->output(1)->name();
+    ZG_ASSIGN_OR_RETURN(trainer->step_control_,
+                        runtime::DeviceTensor::Allocate(device, DataType::kFloat32, {4}));
+    break;
+  }
   return trainer;
 }
 
@@ -167,6 +189,7 @@ StatusOr<std::vector<StepResult>> Trainer::Train(const TrainOptions& options) {
     // Both copies are complete before the reduction starts: an MPI collective runs on the calling
     // thread, not as a task of the stream.
     ZG_RETURN_IF_ERROR(device_->CopyAsync(*loss, summary_loss, comm_stream));
+    if (!control_output_.empty()) ZG_RETURN_IF_ERROR(CopyStepControl(comm_stream));
     ZG_RETURN_IF_ERROR(comm_stream.Synchronize());
     ZG_RETURN_IF_ERROR(device_->CopyFromHost(std::as_bytes(std::span(requests)), summary_requests));
     ZG_RETURN_IF_ERROR(
@@ -179,8 +202,19 @@ StatusOr<std::vector<StepResult>> Trainer::Train(const TrainOptions& options) {
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     results.push_back({step, mean_loss, lr, seconds});
-    if (rank0) ReportStep(results.back(), options, progress, loss_log);
-    if (!std::isfinite(mean_loss)) {
+    StepResult& result = results.back();
+    if (!control_output_.empty()) {
+      float control[4] = {};
+      ZG_RETURN_IF_ERROR(
+          device_->CopyToHost(step_control_, std::as_writable_bytes(std::span(control))));
+      result.controlled = true;
+      result.skipped = control[1] != 0;
+      result.grad_norm = control[2];
+      result.loss_scale = loss_scale_output_.empty() ? 0.0f : control[3];
+    }
+    if (rank0) ReportStep(result, options, progress, loss_log);
+    // A step skipped for overflowing gradients (loss scaling) may have a non-finite loss.
+    if (!std::isfinite(mean_loss) && !result.skipped) {
       // Every rank sees the same mean, so every rank stops here; rank 0 says why.
       return Status(StatusCode::kAborted,
                     rank0 ? StrCat("step ", step, ": the loss is ", mean_loss,
@@ -219,6 +253,21 @@ StatusOr<std::vector<StepResult>> Trainer::Train(const TrainOptions& options) {
   }
   if (!options.trace.empty()) ZG_RETURN_IF_ERROR(WriteTrace(options.trace));
   return results;
+}
+
+// Copies the step's control and new loss scale into step_control_ on `stream`.
+Status Trainer::CopyStepControl(runtime::Stream& stream) {
+  const runtime::DeviceTensor* control = executor_->Find(control_output_);
+  ZG_RET_CHECK(control != nullptr && control->numel() == 3, "no gradient control '",
+               control_output_, "'");
+  ZG_ASSIGN_OR_RETURN(runtime::DeviceTensor head, step_control_.View(0, {3}));
+  ZG_RETURN_IF_ERROR(device_->CopyAsync(*control, head, stream));
+  if (loss_scale_output_.empty()) return Status::Ok();
+  const runtime::DeviceTensor* scale = executor_->Find(loss_scale_output_);
+  ZG_RET_CHECK(scale != nullptr && scale->numel() == 1, "no loss scale '", loss_scale_output_,
+               "'");
+  ZG_ASSIGN_OR_RETURN(runtime::DeviceTensor tail, step_control_.View(3, {}));
+  return device_->CopyAsync(*scale, tail, stream);
 }
 
 // Each rank writes its part; rank 0 merges them into one Chrome trace with a process per rank

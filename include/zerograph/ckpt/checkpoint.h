@@ -80,7 +80,11 @@ struct CheckpointTensor {
   DataType dtype = DataType::kFloat32;
   std::vector<int64_t> shape;
   std::vector<CheckpointPiece> pieces;  // by begin, disjoint
+  // A planned tensor read from another one of the input (a consolidated parameter written from
+  // its fp32 master copy); empty: from `name`. Not part of a manifest.
+  std::string source;
   int64_t numel() const;
+  const std::string& source_name() const { return source.empty() ? name : source; }
 };
 
 // manifest.json of a checkpoint directory (docs/formats.md, "Checkpoints").
@@ -126,8 +130,11 @@ struct CheckpointPlan {
 CheckpointPlan PlanCheckpoint(CheckpointKind kind, const StateModel& model, int64_t nranks);
 // Consolidated: the full parameters (and, with `with_states`, the optimizer states) in
 // `model.safetensors`, or split over `model-0000i-of-0000k.safetensors` so that no file holds more
-// than `max_file_bytes` of data (a tensor larger than that gets a file of its own).
-CheckpointPlan PlanConsolidated(const StateModel& model, bool with_states, int64_t max_file_bytes);
+// than `max_file_bytes` of data (a tensor larger than that gets a file of its own). With
+// `master_weights`, a parameter that has an fp32 master copy (--master-weights) is written from it,
+// in fp32, under the parameter's name.
+CheckpointPlan PlanConsolidated(const StateModel& model, bool with_states, int64_t max_file_bytes,
+                                bool master_weights = false);
 
 // When a CheckpointReader verifies a file's checksum.
 enum class ChecksumTiming {

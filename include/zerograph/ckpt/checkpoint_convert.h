@@ -23,6 +23,8 @@ struct ConvertOptions {
   bool dry_run = false;
   // Consolidated: also write the optimizer states, and start a new file above this many bytes.
   bool with_states = false;
+  // Consolidated: write parameters that have an fp32 master copy from it (fp32), not as trained.
+  bool master_weights = false;
   int64_t max_file_bytes = int64_t{5} << 30;
   // Bytes copied at a time: the memory a conversion needs, whatever the model's size.
   size_t chunk_bytes = size_t{16} << 20;

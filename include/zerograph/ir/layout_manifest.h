@@ -49,6 +49,9 @@ struct LayoutManifest {
     std::string param_buffer;
     std::vector<std::string> state_buffers;
     std::vector<DataType> state_dtypes;
+    // The state that holds the parameters' fp32 master copy (`--master-weights`), or -1. Written
+    // as "master_state" only when there is one, so that other layouts keep their JSON and hash.
+    int64_t master_state = -1;
     std::vector<Param> params;
     friend bool operator==(const Bucket&, const Bucket&) = default;
   };

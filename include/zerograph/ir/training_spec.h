@@ -27,6 +27,14 @@ struct TrainingSpec {
   // `zerograph.state_binding`: after a step, each new value (first) replaces the initializer
   // (second).
   std::vector<std::pair<std::string, std::string>> state_binding;
+  // `zerograph.loss_scaling` (dynamic loss scaling, docs/training.md): the fp32 scalar
+  // initializers holding the scale the loss's gradient starts from, and the count of steps since
+  // the scale last changed. Both are state: the gradient-control pass binds their new values.
+  struct LossScaling {
+    std::string scale;
+    std::string good_steps;
+  };
+  std::optional<LossScaling> loss_scaling;
   // Written by the rewrite: `zerograph.nranks` and `zerograph.layout` (the layout manifest, JSON).
   std::optional<int64_t> nranks;
   std::optional<std::string> layout;

@@ -59,6 +59,10 @@ class AutodiffPass : public GraphPass {
     // (wd·param added to the gradient).
     std::optional<float> weight_decay;
     bool bias_correction = true;
+    // Dynamic loss scaling (fp16): the loss's gradient starts from this scale instead of 1, held
+    // in the state initializer `zg.loss_scale` (with its step counter `zg.loss_scale.good_steps`),
+    // which the gradient-control pass divides back out and adapts. nullopt: no scaling.
+    std::optional<float> loss_scale;
   };
 
   explicit AutodiffPass(Options options) : options_(std::move(options)) {}

@@ -27,6 +27,9 @@ enum class BucketOrder {
 //   fused states ─> LocalShard ────────────────────> shard states ┘                        │
 //   fused params ─> TensorViews ─> params (forward)             new params <─ TensorViews ─┘
 //
+// With master weights the optimizer updates the fp32 master shard and a Cast to the parameters'
+// dtype feeds the Nop.
+//
 // Parameters and states become fused initializers (one graph serves every rank; each rank
 // materialises its shard). A parameter that cannot be sharded keeps its update, with its gradient
 // all-reduced (avg), so training stays exact.
@@ -40,6 +43,14 @@ class ShardingStage1Pass : public GraphPass {
     BucketOrder bucket_order = BucketOrder::kGradientReady;
     // Padding: every parameter (the seed's rule), or only each bucket's end.
     LayoutManifest::Alignment align = LayoutManifest::Alignment::kSeed;
+    // Buckets of fp16/bf16 parameters keep an fp32 master copy of each shard, as one more
+    // optimizer state: the update runs in fp32 on the master and casts the result to the
+    // parameters' dtype, so the all-gather still moves the low-precision bytes. Their other states
+    // are fp32 too.
+    bool master_weights = false;
+    // With master weights: gradients are cast to fp32 before the reduce-scatter, into an fp32
+    // bucket with the parameter bucket's element offsets (else the low-precision shard is cast).
+    bool master_grads = false;
   };
 
   explicit ShardingStage1Pass(Options options) : options_(options) {}

@@ -22,6 +22,7 @@ namespace runtime {
 class Communicator;
 class Device;
 class KernelRegistry;
+class Stream;
 }  // namespace runtime
 
 struct TrainOptions {
@@ -51,6 +52,13 @@ struct StepResult {
   float loss = 0;    // the mean over ranks, so N ranks report what one rank would
   float lr = 0;
   double seconds = 0;
+  // With gradient control (GradientControlPass): the global gradient norm (unscaled, before
+  // clipping), whether the update was skipped (its gradients overflowed under loss scaling), and
+  // the loss scale the next step uses (0 without loss scaling).
+  bool controlled = false;
+  float grad_norm = 0;
+  bool skipped = false;
+  float loss_scale = 0;
 };
 
 // Trains a graph on one rank of a group: feeds each step this rank's rows of the global batch,
@@ -76,6 +84,7 @@ class Trainer {
  private:
   Trainer() = default;
   Status WriteTrace(const std::string& path);
+  Status CopyStepControl(runtime::Stream& stream);
 
   const Graph* graph_ = nullptr;
   TrainingSpec spec_;
@@ -85,6 +94,11 @@ class Trainer {
   std::unique_ptr<runtime::Executor> executor_;
   // Per step, reduced over ranks: [loss (mean), SIGINT requests, SIGTERM requests (means)].
   runtime::DeviceTensor step_summary_;
+  // The gradient control's outputs, when the graph has them: the control [multiplier, skip,
+  // norm] and the new loss scale (may be empty), and their copy [4] read after each step.
+  std::string control_output_;
+  std::string loss_scale_output_;
+  runtime::DeviceTensor step_control_;
   int stopped_by_signal_ = 0;
 };
 

@@ -1,6 +1,9 @@
 #include "zerograph/passes/autodiff_pass.h"
 
+#include <cmath>
+#include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -114,6 +117,25 @@ StatusOr<int64_t> EraseDeadNodes(Graph& graph) {
   return erased;
 }
 
+// The loss scale's state (`zg.loss_scale` = `initial`, `zg.loss_scale.good_steps` = 0, fp32
+// scalars); returns the scale, the loss's gradient seed.
+StatusOr<Value*> AddLossScale(Graph& graph, const Value& loss, const TensorType& loss_type,
+                              float initial, std::optional<TrainingSpec::LossScaling>& scaling) {
+  ZG_RETURN_IF_NOT(loss_type.dtype == DataType::kFloat32, "loss scaling needs an fp32 loss; '",
+                   loss.name(), "' is ", loss_type.ToString(),
+                   " (with --amp, the graph's outputs keep their fp32 dtype)");
+  ZG_RETURN_IF_NOT(std::isfinite(initial) && initial > 0,
+                   "the initial loss scale must be positive and finite, got ", initial);
+  auto add_scalar = [&graph](std::string_view name, float value) {
+    return graph.AddInitializer(name, DataType::kFloat32, {},
+                                std::as_bytes(std::span<const float>(&value, 1)));
+  };
+  Value* scale = add_scalar("zg.loss_scale", initial);
+  const Value* good_steps = add_scalar("zg.loss_scale.good_steps", 0.0f);
+  scaling = TrainingSpec::LossScaling{std::string(scale->name()), std::string(good_steps->name())};
+  return scale;
+}
+
 }  // namespace
 
 std::optional<AutodiffPass::Loss> LossFromName(std::string_view name) {
@@ -163,7 +185,12 @@ StatusOr<bool> AutodiffPass::RunImpl(Graph& graph) {
   }
   const int64_t before_backward = static_cast<int64_t>(graph.num_nodes());
   Value* const outputs[] = {loss.loss};
-  Value* const seeds[] = {nullptr};
+  std::optional<TrainingSpec::LossScaling> loss_scaling;
+  Value* seeds[] = {nullptr};
+  if (options_.loss_scale) {
+    ZG_ASSIGN_OR_RETURN(seeds[0], AddLossScale(graph, *loss.loss, shapes.type(*loss.loss),
+                                               *options_.loss_scale, loss_scaling));
+  }
   ZG_ASSIGN_OR_RETURN(std::vector<Value*> grads,
                       autodiff::SweepBackward(graph, std::move(shapes), outputs, seeds, trainable));
 
@@ -190,6 +217,7 @@ StatusOr<bool> AutodiffPass::RunImpl(Graph& graph) {
   if (loss.label != nullptr) spec.data_inputs.emplace_back(loss.label->name());
   spec.lr_input = std::string(optimizer.lr->name());
   if (optimizer.step != nullptr) spec.step_input = std::string(optimizer.step->name());
+  spec.loss_scaling = std::move(loss_scaling);
   for (const auto& [new_value, old_value] : optimizer.binding) {
     graph.AddOutput(new_value);
     spec.state_binding.emplace_back(new_value->name(), old_value->name());
