@@ -26,11 +26,13 @@
 #include "zerograph/onnx/load_model.h"
 #include "zerograph/onnx/save_model.h"
 #include "zerograph/ort_import/import_ort_artifacts.h"
+#include "zerograph/passes/amp_pass.h"
 #include "zerograph/passes/autodiff_pass.h"
 #include "zerograph/passes/hazard_check.h"
 #include "zerograph/passes/overlap.h"
 #include "zerograph/passes/pass_pipeline.h"
 #include "zerograph/passes/sharding_stage1.h"
+#include "zerograph/runtime/kernel_registry.h"
 
 namespace zerograph {
 namespace {
@@ -58,6 +60,11 @@ struct RewriteGraphOptions {
   std::string label_shape;
   std::string optimizer = "adamw";
   bool no_bias_correction = false;
+  // --amp and what it reads: no --amp, no AMP pass.
+  std::string amp;
+  std::string amp_level = "O1";
+  std::optional<std::vector<std::string>> amp_low_ops;
+  std::optional<std::vector<std::string>> amp_fp32_ops;
   std::vector<std::string> train_options_given;
 };
 
@@ -111,6 +118,24 @@ std::vector<CLI::Option*> SetUpTrainOptions(CLI::App& app, RewriteGraphOptions& 
                      "which add it to the gradient as L2)"),
       app.add_flag("--no-bias-correction", options.no_bias_correction,
                    "With --train: Adam without bias correction"),
+      app.add_option("--amp", options.amp,
+                     "With --train: mixed precision in 'bf16' or 'fp16' (the amp pass, before "
+                     "the autodiff)")
+          ->check(CLI::IsMember({"bf16", "fp16"}))
+          ->type_name("DTYPE"),
+      app.add_option("--amp-level", options.amp_level,
+                     "With --train --amp: 'O1' (the --amp-low-ops compute in low precision) or "
+                     "'O2' (low-precision parameters, all but the --amp-fp32-ops in low precision)")
+          ->check(CLI::IsMember({"O1", "O2"}))
+          ->capture_default_str(),
+      app.add_option("--amp-low-ops", options.amp_low_ops,
+                     "With --train --amp: O1's low-precision ops, replacing the default list")
+          ->delimiter(',')
+          ->type_name("OP,..."),
+      app.add_option("--amp-fp32-ops", options.amp_fp32_ops,
+                     "With --train --amp: O2's float32 ops, replacing the default list")
+          ->delimiter(',')
+          ->type_name("OP,..."),
   };
 }
 
@@ -234,6 +259,23 @@ StatusOr<AutodiffPass::Options> AutodiffOptions(const RewriteGraphOptions& optio
   return autodiff;
 }
 
+// The AMP pass's options; each op's kernel is looked up among the CPU's, the backend every
+// build has.
+StatusOr<AmpPass::Options> AmpOptions(const RewriteGraphOptions& options) {
+  AmpPass::Options amp;
+  amp.low = *AmpDtypeFromName(options.amp);
+  amp.level = *AmpLevelFromName(options.amp_level);
+  if (options.amp_low_ops) amp.low_ops = *options.amp_low_ops;
+  if (options.amp_fp32_ops) amp.fp32_ops = *options.amp_fp32_ops;
+  auto registry = std::make_shared<runtime::KernelRegistry>();
+  ZG_RETURN_IF_ERROR(runtime::RegisterCpuKernels(*registry));
+  amp.has_kernel = [registry](const Node& node, DataType dtype) {
+    return registry->Find(node.domain(), node.op_type(), runtime::DeviceType::kCpu, dtype) !=
+           nullptr;
+  };
+  return amp;
+}
+
 Status CheckRewrittenGraph(const std::string& path) {
   ZG_ASSIGN_OR_RETURN(std::unique_ptr<Graph> graph, LoadModel(path));
   const std::string where = StrCat("'", path, "'");
@@ -278,7 +320,15 @@ Status RunRewriteGraph(const RewriteGraphOptions& options) {
   }
   ZG_ASSIGN_OR_RETURN(std::unique_ptr<Graph> graph, ReadTrainingGraph(options));
   PassPipeline pipeline(/*verify_each=*/true);
+  for (const std::string& name : options.train_options_given) {
+    ZG_RETURN_IF_NOT(!options.amp.empty() || !name.starts_with("--amp-"), name,
+                     " only applies with --amp");
+  }
   if (options.train) {
+    if (!options.amp.empty()) {
+      ZG_ASSIGN_OR_RETURN(AmpPass::Options amp, AmpOptions(options));
+      pipeline.AddPass<AmpPass>(std::move(amp));
+    }
     ZG_ASSIGN_OR_RETURN(AutodiffPass::Options autodiff, AutodiffOptions(options));
     pipeline.AddPass<AutodiffPass>(std::move(autodiff));
   }
