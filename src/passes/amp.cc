@@ -1,5 +1,6 @@
 #include "zerograph/passes/amp_pass.h"
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstring>
@@ -182,15 +183,69 @@ class Rewriter {
   std::unordered_map<Value*, Value*> fp32_of_;
 };
 
-// Whether input `index` of `node` is a float32 value it computes with (not one read on the host).
-bool IsFloatOperand(const Rewriter& rewriter, const Node& node, size_t index) {
-  const Value* input = node.input(index);
-  return input != nullptr && rewriter.original(*input) == kF32 &&
-         !node.contract()->IsHostInput(index);
+// The formal of node output `index`: the last one when it is variadic.
+const OpFormal* OutputFormal(const OpContract& contract, size_t index) {
+  if (index < contract.outputs.size()) return &contract.outputs[index];
+  if (!contract.outputs.empty() && contract.outputs.back().arity >= OpFormal::Arity::kVariadic) {
+    return &contract.outputs.back();
+  }
+  return nullptr;
 }
 
-// Initializers read on the host somewhere (a Dropout ratio, a Clip bound read as an attribute):
-// they keep their dtype.
+// Which inputs and outputs of a node change to the low dtype when it computes in it.
+struct LowPlan {
+  std::vector<size_t> inputs;
+  std::vector<size_t> outputs;
+  // An output's type variable would have changed, but its constraint does not allow `low`.
+  bool not_allowed = false;
+  bool empty() const { return inputs.empty() || outputs.empty(); }
+};
+
+// The float32 inputs and outputs typed by a type variable that both a float32 operand (not read
+// on the host) and a float32 output have, when the contract allows `low` for it: MatMul's A, B and
+// Y; LayerNormalization's X, Scale, B and Y but not its statistics (U); not Dropout's ratio (T1).
+LowPlan PlanLow(const Rewriter& rewriter, const Node& node, DataType low) {
+  LowPlan plan;
+  const OpContract* contract = node.contract();
+  if (contract == nullptr) return plan;
+  std::set<std::string_view> in_vars, shared;
+  for (size_t i = 0; i < node.num_inputs(); ++i) {
+    const OpFormal* formal = contract->InputFormal(i);
+    const Value* input = node.input(i);
+    if (formal != nullptr && !formal->type.empty() && !formal->host && input != nullptr &&
+        rewriter.original(*input) == kF32) {
+      in_vars.insert(formal->type);
+    }
+  }
+  for (size_t i = 0; i < node.num_outputs(); ++i) {
+    const OpFormal* formal = OutputFormal(*contract, i);
+    const Value* output = node.output(i);
+    if (formal == nullptr || output == nullptr || rewriter.original(*output) != kF32 ||
+        !in_vars.contains(formal->type)) {
+      continue;
+    }
+    const TypeConstraint* constraint = contract->FindConstraint(formal->type);
+    if (constraint != nullptr &&
+        std::ranges::find(constraint->allowed, low) != constraint->allowed.end()) {
+      shared.insert(formal->type);
+      plan.outputs.push_back(i);
+    } else {
+      plan.not_allowed = true;
+    }
+  }
+  for (size_t i = 0; i < node.num_inputs(); ++i) {
+    const OpFormal* formal = contract->InputFormal(i);
+    const Value* input = node.input(i);
+    if (formal != nullptr && !formal->host && input != nullptr &&
+        rewriter.original(*input) == kF32 && shared.contains(formal->type)) {
+      plan.inputs.push_back(i);
+    }
+  }
+  return plan;
+}
+
+// Initializers read on the host somewhere (Reshape's shape, Resize's scales): they keep their
+// dtype.
 std::set<const Value*> HostReadValues(const Graph& graph) {
   std::set<const Value*> host;
   for (const Node* node : graph.nodes()) {
@@ -303,17 +358,12 @@ StatusOr<bool> AmpPass::RunImpl(Graph& graph) {
   for (Node* node : forward) {
     // Cast reads any dtype and writes the one it names: nothing to do.
     if (node->op_type() == "Cast" && node->domain().empty()) continue;
-    bool computes_float = false;
-    for (size_t i = 0; i < node->num_inputs() && node->contract() != nullptr; ++i) {
-      computes_float = computes_float || IsFloatOperand(rewriter, *node, i);
-    }
-    bool writes_float = false;
-    for (const Value* output : node->outputs()) {
-      writes_float = writes_float || (output != nullptr && rewriter.original(*output) == kF32);
-    }
+    const LowPlan plan = PlanLow(rewriter, *node, low);
     bool run_low = false;
-    if (computes_float && writes_float) {
-      const std::string op(node->op_type());
+    const std::string op(node->op_type());
+    if (plan.empty() && plan.not_allowed && listed.contains(op) != o2) {
+      ++stats_.not_allowed[op];
+    } else if (!plan.empty()) {
       if (listed.contains(op) != o2) {
         run_low = !options_.has_kernel || options_.has_kernel(*node, low);
         if (!run_low) ++stats_.no_kernel[op];
@@ -323,22 +373,17 @@ StatusOr<bool> AmpPass::RunImpl(Graph& graph) {
     }
     if (run_low) {
       ++stats_.low_nodes;
-      for (size_t i = 0; i < node->num_inputs(); ++i) {
-        if (IsFloatOperand(rewriter, *node, i)) {
-          graph.SetInput(node, i, rewriter.In(node->input(i), low, node));
-        }
+      for (size_t i : plan.inputs) graph.SetInput(node, i, rewriter.In(node->input(i), low, node));
+      for (size_t i : plan.outputs) {
+        rewriter.RetypeOutput(node->output(i));
+        if (!o2) rewriter.CastBack(node->output(i), /*move_readers=*/true);
       }
-      for (Value* output : node->outputs()) {
-        if (output == nullptr || rewriter.original(*output) != kF32) continue;
-        rewriter.RetypeOutput(output);
-        if (!o2) rewriter.CastBack(output, /*move_readers=*/true);
-      }
-      continue;
     }
-    // Everything else reads what it read before.
+    // Every other input is read as before (a low node's too: its ratio, its host-read shape).
     for (size_t i = 0; i < node->num_inputs(); ++i) {
       Value* input = node->input(i);
-      if (input != nullptr && rewriter.dtype(*input) != rewriter.original(*input)) {
+      if (input != nullptr && rewriter.dtype(*input) != rewriter.original(*input) &&
+          !(run_low && std::ranges::find(plan.inputs, i) != plan.inputs.end())) {
         graph.SetInput(node, i, rewriter.In(input, rewriter.original(*input), node));
       }
     }
@@ -364,6 +409,10 @@ std::string AmpPass::StatsString() const {
   }
   for (const auto& [op, count] : stats_.no_kernel) {
     text += StrCat("left float32: ", count, " ", op, " (no CPU kernel for the low dtype)\n");
+  }
+  for (const auto& [op, count] : stats_.not_allowed) {
+    text += StrCat("left float32: ", count, " ", op,
+                   " (its op contract does not allow the low dtype)\n");
   }
   return text;
 }

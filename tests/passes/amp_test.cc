@@ -218,6 +218,27 @@ TEST_F(AmpPassTest, O2LeavesIntegerValuesAlone) {
   EXPECT_EQ(Count("Cast"), 1);  // y back to float32
 }
 
+// A low node's inputs of another type variable are read as before: Dropout computes in bf16 on
+// its data (T) while its ratio (T1), an initializer stored in bf16 like every other, is cast back
+// to float32 for it.
+TEST_F(AmpPassTest, O2KeepsOtherTypeVariablesAsBefore) {
+  graph_ = std::make_unique<Graph>();
+  graph_->SetName("dropout");
+  GraphBuilder b(*graph_);
+  b.SetRole(std::nullopt);
+  Value* x = b.Input("x", kF32, {4});
+  Value* y = b.Op("Dropout", {x, b.Initializer("ratio", {}, std::vector<float>{0.25f})}, "y");
+  b.SetType(y, kF32, {4});
+  b.Output(y);
+  ASSERT_TRUE(Run(Level(AmpPass::Level::kO2)).ok());
+  ASSERT_TRUE(Verify(*graph_).ok());
+  EXPECT_EQ(graph_->FindValue("ratio")->initializer()->dtype(), kBF16);
+  EXPECT_EQ(DtypeOf(Find("Dropout")->input(0)), kBF16);
+  EXPECT_EQ(DtypeOf(Find("Dropout")->input(1)), kF32);
+  EXPECT_EQ(DtypeOf(Find("Dropout")->output(0)), kBF16);
+  EXPECT_EQ(Count("Cast"), 3);  // x to bf16, ratio to float32, y back
+}
+
 // The lists replace the defaults: O1 with Relu alone leaves the MatMuls float32; O2 with Relu
 // alone on the float32 list runs Softmax in bf16 and casts Relu's input to float32.
 TEST_F(AmpPassTest, ListsOverrideTheDefaults) {

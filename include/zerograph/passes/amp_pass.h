@@ -79,6 +79,7 @@ class AmpPass : public GraphPass {
     int64_t bytes_after = 0;
     std::map<std::string, int64_t> fp32_listed;  // op type → nodes kept float32 by the list
     std::map<std::string, int64_t> no_kernel;    // op type → nodes kept float32: no kernel
+    std::map<std::string, int64_t> not_allowed;  // op type → kept float32: the contract says so
   };
 
   Options options_;
