@@ -141,6 +141,7 @@ class Rewriter {
                                   producer->next());
       cast->SetInt("to", static_cast<int64_t>(to));
       back = cast->output(0);
+      casts_back_.push_back(cast);
       Set(*back, to, to);
       fp32_of_[value] = back;
       ++casts_;
@@ -154,6 +155,17 @@ class Rewriter {
       Retype(back, to, *type, names);
       Retype(value, low_, *type, names);
     }
+  }
+
+  // Erases the Casts back that nothing reads (a low op's output read only by low ops).
+  Status EraseUnreadCastsBack() {
+    for (Node* cast : casts_back_) {
+      const Value* back = cast->output(0);
+      if (!back->users().empty() || back->is_graph_output()) continue;
+      ZG_RETURN_IF_ERROR(graph_.EraseNode(cast));
+      --casts_;
+    }
+    return Status::Ok();
   }
 
   // Records `value`'s new dtype in its recorded type, if it has one, keeping dims and their names.
@@ -181,6 +193,7 @@ class Rewriter {
   std::vector<DataType> originals_;
   std::unordered_map<Value*, Value*> low_of_;
   std::unordered_map<Value*, Value*> fp32_of_;
+  std::vector<Node*> casts_back_;
 };
 
 // The formal of node output `index`: the last one when it is variadic.
@@ -396,6 +409,7 @@ StatusOr<bool> AmpPass::RunImpl(Graph& graph) {
       rewriter.CastBack(output, /*move_readers=*/false);
     }
   }
+  ZG_RETURN_IF_ERROR(rewriter.EraseUnreadCastsBack());
   return stats_.low_nodes > 0 || stats_.initializers > 0;
 }
 
