@@ -118,7 +118,7 @@ class Rewriter {
   // back takes the value's name (graph outputs and readers keep the name they know), and `value`
   // is renamed `<name>_bf16`. Reuses a Cast already made for readers. `move_readers`: the readers
   // so far read the original (O1, right after the producer changed) and move to the Cast.
-  void CastBack(Value* value, bool move_readers) {
+  Status CastBack(Value* value, bool move_readers) {
     const DataType to = original(*value);
     const std::optional<TensorType> type = value->type();
     const std::vector<std::string_view> params = value->dim_params();
@@ -129,12 +129,13 @@ class Rewriter {
     for (size_t i = 0; i < graph_.outputs().size(); ++i) {
       if (graph_.outputs()[i] == value) outputs.push_back(i);
     }
-    ZG_CHECK(graph_.RenameValue(value, graph_.UniqueValueName(StrCat(name, "_", ShortName(low_)))),
-             "cannot rename '", name, "'");
+    ZG_RET_CHECK(
+        graph_.RenameValue(value, graph_.UniqueValueName(StrCat(name, "_", ShortName(low_)))),
+        "cannot rename '", name, "'");
     Value* back;
     if (auto it = fp32_of_.find(value); it != fp32_of_.end()) {
       back = it->second;
-      ZG_CHECK(graph_.RenameValue(back, name), "cannot rename '", back->name(), "'");
+      ZG_RET_CHECK(graph_.RenameValue(back, name), "cannot rename '", back->name(), "'");
     } else {
       Node* producer = value->producer();
       Node* cast = graph_.AddNode("Cast", "", {value}, {name}, graph_.UniqueNodeName(name),
@@ -155,6 +156,7 @@ class Rewriter {
       Retype(back, to, *type, names);
       Retype(value, low_, *type, names);
     }
+    return Status::Ok();
   }
 
   // Erases the Casts back that nothing reads (a low op's output read only by low ops).
@@ -389,7 +391,7 @@ StatusOr<bool> AmpPass::RunImpl(Graph& graph) {
       for (size_t i : plan.inputs) graph.SetInput(node, i, rewriter.In(node->input(i), low, node));
       for (size_t i : plan.outputs) {
         rewriter.RetypeOutput(node->output(i));
-        if (!o2) rewriter.CastBack(node->output(i), /*move_readers=*/true);
+        if (!o2) ZG_RETURN_IF_ERROR(rewriter.CastBack(node->output(i), /*move_readers=*/true));
       }
     }
     // Every other input is read as before (a low node's too: its ratio, its host-read shape).
@@ -406,7 +408,7 @@ StatusOr<bool> AmpPass::RunImpl(Graph& graph) {
   std::vector<Value*> outputs = graph.outputs();
   for (Value* output : outputs) {
     if (rewriter.dtype(*output) != rewriter.original(*output) && output->producer() != nullptr) {
-      rewriter.CastBack(output, /*move_readers=*/false);
+      ZG_RETURN_IF_ERROR(rewriter.CastBack(output, /*move_readers=*/false));
     }
   }
   ZG_RETURN_IF_ERROR(rewriter.EraseUnreadCastsBack());
