@@ -29,12 +29,14 @@
 #include "zerograph/onnx/load_model.h"
 #include "zerograph/onnx/save_model.h"
 #include "zerograph/ort_import/import_ort_artifacts.h"
+#include "zerograph/passes/amp_pass.h"
 #include "zerograph/passes/autodiff_pass.h"
 #include "zerograph/passes/gradient_control.h"
 #include "zerograph/passes/hazard_check.h"
 #include "zerograph/passes/overlap.h"
 #include "zerograph/passes/pass_pipeline.h"
 #include "zerograph/passes/sharding_stage1.h"
+#include "zerograph/runtime/kernel_registry.h"
 
 namespace zerograph {
 namespace {
@@ -64,7 +66,13 @@ struct RewriteGraphOptions {
   std::string label_shape;
   std::string optimizer = "adamw";
   bool no_bias_correction = false;
-  std::string loss_scale = "none";
+  // "auto": dynamic with --amp fp16, none otherwise.
+  std::string loss_scale = "auto";
+  // --amp and what it reads: no --amp, no AMP pass.
+  std::string amp;
+  std::string amp_level = "O1";
+  std::optional<std::vector<std::string>> amp_low_ops;
+  std::optional<std::vector<std::string>> amp_fp32_ops;
   std::vector<std::string> train_options_given;
 
   // Gradient control (clipping applies to any training graph; loss scaling needs --train).
@@ -123,10 +131,10 @@ std::vector<CLI::Option*> SetUpTrainOptions(CLI::App& app, RewriteGraphOptions& 
       app.add_flag("--no-bias-correction", options.no_bias_correction,
                    "With --train: Adam without bias correction"),
       app.add_option("--loss-scale", options.loss_scale,
-                     "With --train: dynamic loss scaling for fp16, 'none', 'dynamic' (starting at "
-                     "65536) or the starting scale")
+                     "With --train: dynamic loss scaling, 'auto' (dynamic with --amp fp16), "
+                     "'none', 'dynamic' (starting at 65536) or the starting scale")
           ->capture_default_str()
-          ->type_name("none|dynamic|SCALE"),
+          ->type_name("auto|none|dynamic|SCALE"),
       app.add_option("--loss-scale-growth-interval", options.control.growth_interval,
                      "With --train --loss-scale: steps without overflow before the scale grows")
           ->capture_default_str(),
@@ -136,6 +144,24 @@ std::vector<CLI::Option*> SetUpTrainOptions(CLI::App& app, RewriteGraphOptions& 
       app.add_option("--loss-scale-backoff", options.control.backoff_factor,
                      "With --train --loss-scale: what the scale is multiplied by on an overflow")
           ->capture_default_str(),
+      app.add_option("--amp", options.amp,
+                     "With --train: mixed precision in 'bf16' or 'fp16' (the amp pass, before "
+                     "the autodiff)")
+          ->check(CLI::IsMember({"bf16", "fp16"}))
+          ->type_name("DTYPE"),
+      app.add_option("--amp-level", options.amp_level,
+                     "With --train --amp: 'O1' (the --amp-low-ops compute in low precision) or "
+                     "'O2' (low-precision parameters, all but the --amp-fp32-ops in low precision)")
+          ->check(CLI::IsMember({"O1", "O2"}))
+          ->capture_default_str(),
+      app.add_option("--amp-low-ops", options.amp_low_ops,
+                     "With --train --amp: O1's low-precision ops, replacing the default list")
+          ->delimiter(',')
+          ->type_name("OP,..."),
+      app.add_option("--amp-fp32-ops", options.amp_fp32_ops,
+                     "With --train --amp: O2's float32 ops, replacing the default list")
+          ->delimiter(',')
+          ->type_name("OP,..."),
   };
 }
 
@@ -264,18 +290,38 @@ StatusOr<AutodiffPass::Options> AutodiffOptions(const RewriteGraphOptions& optio
   }
   autodiff.optimizer = *OptimizerFromName(options.optimizer);
   autodiff.bias_correction = !options.no_bias_correction;
-  if (options.loss_scale == "dynamic") {
+  const std::string loss_scale =
+      options.loss_scale == "auto" ? (options.amp == "fp16" ? "dynamic" : "none")
+                                   : options.loss_scale;
+  if (loss_scale == "dynamic") {
     autodiff.loss_scale = 65536.0f;  // PyTorch GradScaler's initial scale, 2^16
-  } else if (options.loss_scale != "none") {
+  } else if (loss_scale != "none") {
     float scale = 0;
-    const char* end = options.loss_scale.data() + options.loss_scale.size();
-    auto [ptr, error] = std::from_chars(options.loss_scale.data(), end, scale);
+    const char* end = loss_scale.data() + loss_scale.size();
+    auto [ptr, error] = std::from_chars(loss_scale.data(), end, scale);
     ZG_RETURN_IF_NOT(error == std::errc() && ptr == end && std::isfinite(scale) && scale > 0,
-                     "--loss-scale '", options.loss_scale,
+                     "--loss-scale '", loss_scale,
                      "': expected none, dynamic or a positive starting scale");
     autodiff.loss_scale = scale;
   }
   return autodiff;
+}
+
+// The AMP pass's options; each op's kernel is looked up among the CPU's, the backend every
+// build has.
+StatusOr<AmpPass::Options> AmpOptions(const RewriteGraphOptions& options) {
+  AmpPass::Options amp;
+  amp.low = *AmpDtypeFromName(options.amp);
+  amp.level = *AmpLevelFromName(options.amp_level);
+  if (options.amp_low_ops) amp.low_ops = *options.amp_low_ops;
+  if (options.amp_fp32_ops) amp.fp32_ops = *options.amp_fp32_ops;
+  auto registry = std::make_shared<runtime::KernelRegistry>();
+  ZG_RETURN_IF_ERROR(runtime::RegisterCpuKernels(*registry));
+  amp.has_kernel = [registry](const Node& node, DataType dtype) {
+    return registry->Find(node.domain(), node.op_type(), runtime::DeviceType::kCpu, dtype) !=
+           nullptr;
+  };
+  return amp;
 }
 
 Status CheckRewrittenGraph(const std::string& path) {
@@ -331,8 +377,18 @@ Status RunRewriteGraph(const RewriteGraphOptions& options) {
                    "--clip-grad-norm must be a positive norm, got ", *options.clip_grad_norm);
   ZG_ASSIGN_OR_RETURN(std::unique_ptr<Graph> graph, ReadTrainingGraph(options));
   PassPipeline pipeline(/*verify_each=*/true);
+  for (const std::string& name : options.train_options_given) {
+    ZG_RETURN_IF_NOT(!options.amp.empty() || !name.starts_with("--amp-"), name,
+                     " only applies with --amp");
+  }
+  bool loss_scaling = false;
   if (options.train) {
+    if (!options.amp.empty()) {
+      ZG_ASSIGN_OR_RETURN(AmpPass::Options amp, AmpOptions(options));
+      pipeline.AddPass<AmpPass>(std::move(amp));
+    }
     ZG_ASSIGN_OR_RETURN(AutodiffPass::Options autodiff, AutodiffOptions(options));
+    loss_scaling = autodiff.loss_scale.has_value();
     pipeline.AddPass<AutodiffPass>(std::move(autodiff));
   }
   ShardingStage1Pass* sharding = nullptr;
@@ -347,7 +403,7 @@ Status RunRewriteGraph(const RewriteGraphOptions& options) {
         .master_grads = options.master_grads});
     if (options.overlap) pipeline.AddPass<OverlapPass>();
   }
-  if (options.clip_grad_norm || (options.train && options.loss_scale != "none")) {
+  if (options.clip_grad_norm || loss_scaling) {
     GradientControlPass::Options control = options.control;
     control.max_norm = options.clip_grad_norm.value_or(0.0f);
     pipeline.AddPass<GradientControlPass>(control);

@@ -19,6 +19,8 @@
 #include "zerograph/models/gpt.h"
 #include "zerograph/models/mlp.h"
 #include "zerograph/onnx/save_model.h"
+#include "zerograph/passes/amp_pass.h"
+#include "zerograph/passes/autodiff_pass.h"
 
 namespace zerograph {
 namespace {
@@ -58,6 +60,38 @@ ModelRecipe Mlp(const std::string& data_name, int64_t samples, MlpConfig config)
           }};
 }
 
+// The demo MLP in mixed precision at `level`: its forward graph through the AMP pass (bf16) and the
+// autodiff pass with the demo's loss (MSE against y) and AdamW settings, as `rewrite-graph --train
+// --loss mse --label y --amp bf16 --amp-level O1|O2` makes it. Every op of the MLP has a bf16 CPU
+// kernel, so no kernel check is needed.
+ModelRecipe MlpAmp(const std::string& data_name, int64_t samples, MlpConfig config,
+                   AmpPass::Level level) {
+  config.name += level == AmpPass::Level::kO1 ? "_bf16_o1" : "_bf16_o2";
+  return {config.name,
+          config.name + ".onnx",
+          data_name,
+          samples,
+          [config, level](int64_t batch) -> StatusOr<std::unique_ptr<Graph>> {
+            MlpConfig batched = config;
+            if (batch > 0) batched.batch = batch;
+            ZG_ASSIGN_OR_RETURN(std::unique_ptr<Graph> graph, BuildMlpForwardGraph(batched));
+            AmpPass::Options amp;
+            amp.low = DataType::kBFloat16;
+            amp.level = level;
+            ZG_RETURN_IF_ERROR(AmpPass(std::move(amp)).Run(*graph).status());
+            AutodiffPass::Options autodiff;
+            autodiff.loss = AutodiffPass::Loss::kMeanSquaredError;
+            autodiff.label = "y";
+            autodiff.optimizer = AutodiffPass::Optimizer::kAdamW;
+            autodiff.weight_decay = 0.01f;
+            ZG_RETURN_IF_ERROR(AutodiffPass(std::move(autodiff)).Run(*graph).status());
+            return graph;
+          },
+          [config](int64_t rows, const std::string& path) {
+            return WriteMlpDataset(config, rows, path);
+          }};
+}
+
 // A forward graph only: `rewrite-graph --train` makes the training graph. Its batch is symbolic,
 // so --batch does not apply.
 ModelRecipe Gpt(const std::string& data_name, int64_t samples, GptConfig config) {
@@ -80,6 +114,8 @@ std::vector<ModelRecipe> Recipes() {
   return {
       Mlp("mlp_demo_data", 100, MlpDemoConfig()),
       Mlp("mlp_demo_data", 100, sgd),
+      MlpAmp("mlp_demo_data", 100, MlpDemoConfig(), AmpPass::Level::kO1),
+      MlpAmp("mlp_demo_data", 100, MlpDemoConfig(), AmpPass::Level::kO2),
       Mlp("mlp_wide_data", 256, MlpWideConfig()),
       Gpt("gpt_tiny_data", 256, GptTinyConfig()),
   };
@@ -94,10 +130,12 @@ bool Selected(const std::string& choice, const std::string& model) {
 void SetUpGenerate(CLI::App& app, GenerateOptions& options) {
   cli::SetUpCommon(app);
   app.add_option("--model", options.model,
-                 "Which model to write: mlp_demo, mlp_demo_sgd, mlp_wide (training graphs), "
+                 "Which model to write: mlp_demo, mlp_demo_sgd, mlp_demo_bf16_o1, "
+                 "mlp_demo_bf16_o2, mlp_wide (training graphs), "
                  "gpt_tiny (a forward graph, for rewrite-graph --train), small (the committed "
                  "ones: all but mlp_wide) or all")
-      ->check(CLI::IsMember({"mlp_demo", "mlp_demo_sgd", "mlp_wide", "gpt_tiny", "small", "all"}))
+      ->check(CLI::IsMember({"mlp_demo", "mlp_demo_sgd", "mlp_demo_bf16_o1", "mlp_demo_bf16_o2",
+                             "mlp_wide", "gpt_tiny", "small", "all"}))
       ->capture_default_str();
   app.add_option("--out-dir", options.out_dir,
                  "Folder to write the model's .onnx and its dataset into")

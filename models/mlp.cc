@@ -1,6 +1,7 @@
 #include "zerograph/models/mlp.h"
 
 #include <cmath>
+#include <optional>
 #include <random>
 #include <span>
 #include <string>
@@ -38,6 +39,55 @@ Status CheckConfig(const MlpConfig& config) {
   return Status::Ok();
 }
 
+// What the forward pass made: the parameters, and per layer its input and pre-activation.
+struct MlpForward {
+  std::vector<Param> weights, biases;
+  std::vector<Value*> layer_inputs, pre_activations;
+  Value* prediction = nullptr;
+};
+
+// The parameters (initializers, deterministic from config.seed) and the forward nodes on `x`, in
+// the role `b` has: one builder for the training graph and the forward graph alone, so that both
+// have the same weights and ops.
+MlpForward AddMlpForward(GraphBuilder& b, const MlpConfig& config, Value* x,
+                         std::optional<OpRole> role) {
+  const int64_t batch = config.batch;
+  const size_t layers = config.widths.size() - 1;
+  MlpForward f;
+  std::mt19937 rng(config.seed);
+  for (size_t i = 0; i < layers; ++i) {
+    const int64_t fan_in = config.widths[i], fan_out = config.widths[i + 1];
+    // Xavier-uniform, Paddle's default for Linear weights; biases start at zero.
+    const float limit = std::sqrt(6.0f / static_cast<float>(fan_in + fan_out));
+    std::vector<float> init = UniformVector(rng, fan_in * fan_out, -limit, limit);
+    f.weights.push_back(
+        {b.Initializer(StrCat("w", i), {fan_in, fan_out}, init), nullptr, {fan_in, fan_out}});
+    if (config.bias)
+      f.biases.push_back({b.Zeros(StrCat("b", i), kF32, {fan_out}), nullptr, {fan_out}});
+  }
+
+  // Layer i reads layer_inputs[i] and computes pre_activations[i].
+  b.SetRole(role);
+  Value* h = x;
+  if (config.relu_input) {
+    h = b.SetType(b.Op("Relu", {x}, "h0"), kF32, {batch, config.widths.front()});
+  }
+  for (size_t i = 0; i < layers; ++i) {
+    const int64_t width = config.widths[i + 1];
+    f.layer_inputs.push_back(h);
+    Value* z = config.bias
+                   ? b.Op("Gemm", {h, f.weights[i].value, f.biases[i].value}, StrCat("z", i))
+                   : b.Op("MatMul", {h, f.weights[i].value}, StrCat("z", i));
+    f.pre_activations.push_back(b.SetType(z, kF32, {batch, width}));
+    h = z;
+    if (i + 1 < layers || config.relu_output) {
+      h = b.SetType(b.Op("Relu", {z}, StrCat("h", i + 1)), kF32, {batch, width});
+    }
+  }
+  f.prediction = h;
+  return f;
+}
+
 }  // namespace
 
 MlpConfig MlpDemoConfig() { return MlpConfig(); }
@@ -53,6 +103,17 @@ MlpConfig MlpWideConfig() {
   return config;
 }
 
+StatusOr<std::unique_ptr<Graph>> BuildMlpForwardGraph(const MlpConfig& config) {
+  ZG_RETURN_IF_ERROR(CheckConfig(config));
+  auto graph = std::make_unique<Graph>();
+  graph->SetName(config.name);
+  GraphBuilder b(*graph);
+  Value* x = b.Input("x", kF32, {config.batch, config.widths.front()});
+  b.Output(AddMlpForward(b, config, x, std::nullopt).prediction);
+  ZG_RETURN_IF_ERROR(Verify(*graph).WithContext("generated MLP forward graph"));
+  return graph;
+}
+
 StatusOr<std::unique_ptr<Graph>> BuildMlpTrainingGraph(const MlpConfig& config) {
   ZG_RETURN_IF_ERROR(CheckConfig(config));
   auto graph = std::make_unique<Graph>();
@@ -60,44 +121,20 @@ StatusOr<std::unique_ptr<Graph>> BuildMlpTrainingGraph(const MlpConfig& config) 
   GraphBuilder b(*graph);
   const int64_t batch = config.batch;
   const size_t layers = config.widths.size() - 1;
-  const int64_t in_width = config.widths.front();
   const int64_t out_width = config.widths.back();
   const bool adamw = config.optimizer == MlpOptimizer::kAdamW;
 
-  Value* x = b.Input("x", kF32, {batch, in_width});
+  Value* x = b.Input("x", kF32, {batch, config.widths.front()});
   Value* y = b.Input("y", kF32, {batch, out_width});
   Value* lr = b.Input("lr", kF32, {});
   Value* step = adamw ? b.Input("step", DataType::kInt64, {}) : nullptr;
 
-  std::mt19937 rng(config.seed);
-  std::vector<Param> weights, biases;
-  for (size_t i = 0; i < layers; ++i) {
-    const int64_t fan_in = config.widths[i], fan_out = config.widths[i + 1];
-    // Xavier-uniform, Paddle's default for Linear weights; biases start at zero.
-    const float limit = std::sqrt(6.0f / static_cast<float>(fan_in + fan_out));
-    std::vector<float> init = UniformVector(rng, fan_in * fan_out, -limit, limit);
-    weights.push_back(
-        {b.Initializer(StrCat("w", i), {fan_in, fan_out}, init), nullptr, {fan_in, fan_out}});
-    if (config.bias)
-      biases.push_back({b.Zeros(StrCat("b", i), kF32, {fan_out}), nullptr, {fan_out}});
-  }
-
-  // Forward: layer i reads layer_inputs[i] and computes pre_activations[i].
-  b.SetRole(OpRole::kForward);
-  std::vector<Value*> layer_inputs, pre_activations;
-  Value* h = x;
-  if (config.relu_input) h = b.SetType(b.Op("Relu", {x}, "h0"), kF32, {batch, in_width});
-  for (size_t i = 0; i < layers; ++i) {
-    const int64_t width = config.widths[i + 1];
-    layer_inputs.push_back(h);
-    Value* z = config.bias ? b.Op("Gemm", {h, weights[i].value, biases[i].value}, StrCat("z", i))
-                           : b.Op("MatMul", {h, weights[i].value}, StrCat("z", i));
-    pre_activations.push_back(b.SetType(z, kF32, {batch, width}));
-    h = z;
-    if (i + 1 < layers || config.relu_output) {
-      h = b.SetType(b.Op("Relu", {z}, StrCat("h", i + 1)), kF32, {batch, width});
-    }
-  }
+  MlpForward forward = AddMlpForward(b, config, x, OpRole::kForward);
+  std::vector<Param>& weights = forward.weights;
+  std::vector<Param>& biases = forward.biases;
+  const std::vector<Value*>& layer_inputs = forward.layer_inputs;
+  const std::vector<Value*>& pre_activations = forward.pre_activations;
+  Value* h = forward.prediction;
   Value* diff = b.SetType(b.Op("Sub", {h, y}, "diff"), kF32, {batch, out_width});
   Value* squared = b.SetType(b.Op("Mul", {diff, diff}, "sq"), kF32, {batch, out_width});
   b.SetRole(OpRole::kForward, /*is_loss=*/true);

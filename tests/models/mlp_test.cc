@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -218,7 +219,8 @@ TEST(MlpTest, InferredRolesMatchExplicitRoles) {
   std::unique_ptr<Graph> demo = Build(MlpDemoConfig());
   ASSERT_NE(demo, nullptr);
   ExpectInferredRolesMatch(*demo);
-  for (const char* name : {"mlp_demo.onnx", "mlp_demo_sgd.onnx"}) {
+  for (const char* name :
+       {"mlp_demo.onnx", "mlp_demo_sgd.onnx", "mlp_demo_bf16_o1.onnx", "mlp_demo_bf16_o2.onnx"}) {
     SCOPED_TRACE(name);
     StatusOr<std::unique_ptr<Graph>> loaded = LoadModel(CommittedModel(name));
     ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
@@ -248,6 +250,28 @@ TEST(MlpTest, WeightsAreDeterministic) {
   for (float w : w0) EXPECT_LE(std::abs(w), std::sqrt(6.0f / 32.0f));
 }
 
+// The forward graph alone has the training graph's forward ops and weights (byte for byte), input
+// x and one output, the last activation; it carries no roles and no training metadata.
+TEST(MlpTest, ForwardGraphSharesTheTrainingGraphsForward) {
+  std::unique_ptr<Graph> training = Build(MlpDemoConfig());
+  StatusOr<std::unique_ptr<Graph>> forward = BuildMlpForwardGraph(MlpDemoConfig());
+  ASSERT_TRUE(training && forward.ok()) << forward.status().ToString();
+  const Graph& graph = **forward;
+  EXPECT_EQ(CountOps(graph), (std::map<std::string, int>{{"MatMul", 2}, {"Relu", 3}}));
+  ASSERT_EQ(graph.inputs().size(), 1u);
+  EXPECT_EQ(graph.inputs()[0]->name(), "x");
+  ASSERT_EQ(graph.outputs().size(), 1u);
+  EXPECT_EQ(graph.outputs()[0]->name(), "h2");
+  EXPECT_FALSE(graph.GetMetadata("zerograph.loss"));
+  for (const Node* node : graph.nodes()) EXPECT_FALSE(node->has_role()) << node->name();
+  for (const char* name : {"w0", "w1"}) {
+    StatusOr<std::span<const std::byte>> a = graph.FindValue(name)->initializer()->Bytes();
+    StatusOr<std::span<const std::byte>> b = training->FindValue(name)->initializer()->Bytes();
+    ASSERT_TRUE(a.ok() && b.ok());
+    EXPECT_TRUE(std::equal(a->begin(), a->end(), b->begin(), b->end())) << name;
+  }
+}
+
 // Generated graphs pass ONNX's checker with full shape inference.
 TEST(MlpTest, PassesOnnxChecker) {
   TempFolder folder;
@@ -267,7 +291,8 @@ TEST(MlpTest, PassesOnnxChecker) {
   const std::string path = folder.Path("wide.onnx");
   ASSERT_TRUE(SaveModel(*graph, path).ok());
   EXPECT_EQ(RunOnnxChecker(path), 0);
-  for (const char* name : {"mlp_demo.onnx", "mlp_demo_sgd.onnx"}) {
+  for (const char* name :
+       {"mlp_demo.onnx", "mlp_demo_sgd.onnx", "mlp_demo_bf16_o1.onnx", "mlp_demo_bf16_o2.onnx"}) {
     EXPECT_EQ(RunOnnxChecker(CommittedModel(name)), 0) << name;
   }
 }

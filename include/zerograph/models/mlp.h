@@ -41,6 +41,12 @@ MlpConfig MlpDemoConfig();
 // 8 layers of width 1024 with bias, relu between (about 8.4M parameters); batch 32; AdamW.
 MlpConfig MlpWideConfig();
 
+// Builds the forward graph of `config` alone, nodes without `__op_role`: input x, the parameters
+// and forward nodes of BuildMlpTrainingGraph (the same weights), output the last layer's
+// activation (h<layers> with relu_output, else z<layers-1>). `rewrite-graph --train --loss mse
+// --label y` (or the AutodiffPass) makes it a training graph like BuildMlpTrainingGraph's.
+StatusOr<std::unique_ptr<Graph>> BuildMlpForwardGraph(const MlpConfig& config);
+
 // Builds the training graph of `config` (docs/formats.md): forward, loss, backward and optimizer
 // nodes in that order, each with `__op_role`; value types for every value; `zerograph.*` metadata.
 // Inputs x [batch, widths.front()], y [batch, widths.back()], lr (float scalar), step (int64
