@@ -1,9 +1,6 @@
 #include "zerograph/passes/amp_pass.h"
 
 #include <algorithm>
-#include <bit>
-#include <cmath>
-#include <cstring>
 #include <set>
 #include <string>
 #include <unordered_map>
@@ -12,6 +9,7 @@
 
 #include "passes/autodiff/value_shapes.h"
 #include "zerograph/core/str_cat.h"
+#include "zerograph/ir/float_convert.h"
 #include "zerograph/ir/graph.h"
 #include "zerograph/ir/node.h"
 #include "zerograph/ir/op_contract.h"
@@ -22,43 +20,6 @@ namespace zerograph {
 namespace {
 
 constexpr DataType kF32 = DataType::kFloat32;
-
-// float32 → bfloat16, rounding to nearest even; a NaN stays a (quiet) NaN.
-uint16_t ToBFloat16(float value) {
-  uint32_t bits = std::bit_cast<uint32_t>(value);
-  if ((bits & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((bits >> 16) | 0x40u);
-  bits += 0x7fffu + ((bits >> 16) & 1u);
-  return static_cast<uint16_t>(bits >> 16);
-}
-
-// float32 → IEEE float16, rounding to nearest even; beyond 65504 (from 65520 on) is infinity.
-uint16_t ToFloat16(float value) {
-  uint32_t bits = std::bit_cast<uint32_t>(value);
-  const auto sign = static_cast<uint16_t>((bits >> 16) & 0x8000u);
-  bits &= 0x7fffffffu;
-  if (bits > 0x7f800000u) return sign | 0x7e00u;
-  if (bits >= 0x477ff000u) return sign | 0x7c00u;
-  if (bits < 0x38800000u) {
-    // Below float16's smallest normal, 2^-14: a multiple of 2^-24, rounded by the FPU (to even).
-    return sign | static_cast<uint16_t>(std::nearbyint(std::fabs(value) * 0x1p24f));
-  }
-  // Rebias the exponent (127 → 15) and round the 13 dropped mantissa bits to even.
-  bits += 0xc8000fffu + ((bits >> 13) & 1u);
-  return sign | static_cast<uint16_t>(bits >> 13);
-}
-
-// `bytes` (float32, ONNX raw layout) in `low`.
-std::string Narrow(std::span<const std::byte> bytes, DataType low) {
-  const size_t count = bytes.size() / sizeof(float);
-  std::string out(count * sizeof(uint16_t), '\0');
-  for (size_t i = 0; i < count; ++i) {
-    float value;
-    std::memcpy(&value, bytes.data() + i * sizeof(float), sizeof(float));
-    const uint16_t narrow = low == DataType::kBFloat16 ? ToBFloat16(value) : ToFloat16(value);
-    std::memcpy(out.data() + i * sizeof(uint16_t), &narrow, sizeof(uint16_t));
-  }
-  return out;
-}
 
 std::string_view ShortName(DataType dtype) {
   return dtype == DataType::kBFloat16 ? "bf16" : dtype == DataType::kFloat16 ? "fp16" : "fp32";
@@ -349,7 +310,7 @@ StatusOr<bool> AmpPass::RunImpl(Graph& graph) {
         continue;
       }
       ZG_ASSIGN_OR_RETURN(std::span<const std::byte> bytes, init->initializer()->Bytes());
-      std::string narrow = Narrow(bytes, low);
+      ZG_ASSIGN_OR_RETURN(std::string narrow, ConvertFloatElements(bytes, kF32, low));
       const std::string name(init->name());
       const std::vector<int64_t> dims(init->initializer()->dims().begin(),
                                       init->initializer()->dims().end());
