@@ -290,9 +290,9 @@ StatusOr<AutodiffPass::Options> AutodiffOptions(const RewriteGraphOptions& optio
   }
   autodiff.optimizer = *OptimizerFromName(options.optimizer);
   autodiff.bias_correction = !options.no_bias_correction;
-  const std::string loss_scale =
-      options.loss_scale == "auto" ? (options.amp == "fp16" ? "dynamic" : "none")
-                                   : options.loss_scale;
+  const std::string loss_scale = options.loss_scale == "auto"
+                                     ? (options.amp == "fp16" ? "dynamic" : "none")
+                                     : options.loss_scale;
   if (loss_scale == "dynamic") {
     autodiff.loss_scale = 65536.0f;  // PyTorch GradScaler's initial scale, 2^16
   } else if (loss_scale != "none") {
@@ -366,9 +366,9 @@ Status RunRewriteGraph(const RewriteGraphOptions& options) {
     return InvalidArgumentError(StrCat(StrJoin(options.train_options_given, ", "),
                                        " only apply with --train (a forward model to train)"));
   }
-  if (!options.nranks && (options.overlap || !options.layout_out.empty() ||
-                          options.align != "seed" || options.master_weights ||
-                          options.master_grads)) {
+  if (!options.nranks &&
+      (options.overlap || !options.layout_out.empty() || options.align != "seed" ||
+       options.master_weights || options.master_grads)) {
     return InvalidArgumentError(
         "--overlap, --align, --master-weights, --master-grads and --layout-out need --nranks");
   }
@@ -396,8 +396,8 @@ Status RunRewriteGraph(const RewriteGraphOptions& options) {
     sharding = &pipeline.AddPass<ShardingStage1Pass>(ShardingStage1Pass::Options{
         .nranks = *options.nranks,
         .comm_buffer_mb = options.comm_buffer_mb,
-        .bucket_order = options.bucket_order == "param" ? BucketOrder::kParameter
-                                                        : BucketOrder::kGradientReady,
+        .bucket_order =
+            options.bucket_order == "param" ? BucketOrder::kParameter : BucketOrder::kGradientReady,
         .align = *AlignmentFromName(options.align),
         .master_weights = options.master_weights,
         .master_grads = options.master_grads});

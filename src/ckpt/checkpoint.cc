@@ -4,10 +4,10 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <map>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 

@@ -104,11 +104,10 @@ Status ConvertCheckpoint(const std::string& in, const std::string& out,
                        nranks, " ranks");
     }
   }
-  const CheckpointPlan plan =
-      options.to == CheckpointKind::kConsolidated
-          ? PlanConsolidated(model, options.with_states, options.max_file_bytes,
-                             options.master_weights)
-          : PlanCheckpoint(options.to, model, nranks);
+  const CheckpointPlan plan = options.to == CheckpointKind::kConsolidated
+                                  ? PlanConsolidated(model, options.with_states,
+                                                     options.max_file_bytes, options.master_weights)
+                                  : PlanCheckpoint(options.to, model, nranks);
 
   // Every planned tensor must be readable from the input before anything is written.
   for (const CheckpointTensor& t : plan.tensors) {

@@ -42,8 +42,8 @@ void Store(double value, DataType dtype, std::byte* at) {
       return;
     default: {
       const float narrow = static_cast<float>(value);
-      const uint16_t bits = dtype == DataType::kFloat16 ? FloatToHalfBits(narrow)
-                                                        : FloatToBFloat16Bits(narrow);
+      const uint16_t bits =
+          dtype == DataType::kFloat16 ? FloatToHalfBits(narrow) : FloatToBFloat16Bits(narrow);
       std::memcpy(at, &bits, sizeof(bits));
       return;
     }
@@ -59,9 +59,8 @@ bool IsConvertible(DataType dtype) {
 
 StatusOr<std::string> ConvertFloatElements(std::span<const std::byte> bytes, DataType from,
                                            DataType to) {
-  ZG_RETURN_IF_NOT(IsConvertible(from) && IsConvertible(to), "cannot convert ",
-                   DataTypeName(from), " elements to ", DataTypeName(to),
-                   ": both must be floating");
+  ZG_RETURN_IF_NOT(IsConvertible(from) && IsConvertible(to), "cannot convert ", DataTypeName(from),
+                   " elements to ", DataTypeName(to), ": both must be floating");
   const size_t in_size = ElementSize(from);
   const size_t out_size = ElementSize(to);
   ZG_RETURN_IF_NOT(bytes.size() % in_size == 0, bytes.size(), " bytes are no whole number of ",
@@ -69,7 +68,8 @@ StatusOr<std::string> ConvertFloatElements(std::span<const std::byte> bytes, Dat
   const size_t n = bytes.size() / in_size;
   std::string out(n * out_size, '\0');
   auto* to_bytes = reinterpret_cast<std::byte*>(out.data());
-  for (size_t i = 0; i < n; ++i) Store(Load(&bytes[i * in_size], from), to, &to_bytes[i * out_size]);
+  for (size_t i = 0; i < n; ++i)
+    Store(Load(&bytes[i * in_size], from), to, &to_bytes[i * out_size]);
   return out;
 }
 

@@ -254,12 +254,11 @@ StatusOr<LayoutManifest> LayoutManifest::FromJson(std::string_view json) {
     }
     if (b.contains("master_state")) {
       ZG_RETURN_IF_ERROR(Field(b, "master_state", where, bucket.master_state));
-      ZG_RETURN_IF_NOT(bucket.master_state >= 0 &&
-                           bucket.master_state < static_cast<int64_t>(bucket.state_buffers.size()) &&
-                           bucket.state_dtypes[static_cast<size_t>(bucket.master_state)] ==
-                               DataType::kFloat32,
-                       where, ": 'master_state' ", bucket.master_state,
-                       " is no fp32 state of the bucket");
+      ZG_RETURN_IF_NOT(
+          bucket.master_state >= 0 &&
+              bucket.master_state < static_cast<int64_t>(bucket.state_buffers.size()) &&
+              bucket.state_dtypes[static_cast<size_t>(bucket.master_state)] == DataType::kFloat32,
+          where, ": 'master_state' ", bucket.master_state, " is no fp32 state of the bucket");
     }
     auto params = b.find("params");
     ZG_RETURN_IF_NOT(params != b.end() && params->is_array() && !params->empty(), where,

@@ -308,10 +308,10 @@ Status ReadStateBinding(const Graph& graph, std::string_view text, bool keep, Tr
 Status ReadLossScaling(const Graph& graph, std::string_view text, TrainingSpec& spec) {
   const std::string_view key = kLossScalingKey;
   ZG_ASSIGN_OR_RETURN(Json json, ParseJson(text, MetadataName(key)));
-  ZG_RETURN_IF_NOT(json.is_object() && json.size() == 2 && json.contains("scale") &&
-                       json.contains("good_steps"),
-                   "metadata '", key, "' must be a JSON object with 'scale' and 'good_steps', got ",
-                   text.substr(0, 200));
+  ZG_RETURN_IF_NOT(
+      json.is_object() && json.size() == 2 && json.contains("scale") && json.contains("good_steps"),
+      "metadata '", key, "' must be a JSON object with 'scale' and 'good_steps', got ",
+      text.substr(0, 200));
   TrainingSpec::LossScaling scaling;
   ZG_ASSIGN_OR_RETURN(scaling.scale, JsonString(key, "scale", json["scale"]));
   ZG_ASSIGN_OR_RETURN(scaling.good_steps, JsonString(key, "good_steps", json["good_steps"]));

@@ -39,9 +39,8 @@ StatusOr<Updates> FindUpdates(const Graph& graph) {
                      ") takes no gradient control: clipping and loss scaling need org.zerograph's "
                      "AdamW or SGD");
     ZG_ASSIGN_OR_RETURN(std::vector<OptimizerSlot> slots, OptimizerSlots(*node, *signature));
-    const size_t layout_inputs =
-        static_cast<size_t>(signature->num_scalars) +
-        (2 + static_cast<size_t>(signature->num_states)) * slots.size();
+    const size_t layout_inputs = static_cast<size_t>(signature->num_scalars) +
+                                 (2 + static_cast<size_t>(signature->num_states)) * slots.size();
     ZG_RETURN_IF_NOT(node->num_inputs() == layout_inputs, "optimizer node '", node->name(),
                      "' already takes a gradient control input");
     std::vector<Value*>& grads = node->bucket() >= 0 ? updates.shard_grads : updates.whole_grads;
@@ -54,9 +53,9 @@ StatusOr<Updates> FindUpdates(const Graph& graph) {
   for (const std::vector<Value*>* grads : {&updates.shard_grads, &updates.whole_grads}) {
     for (const Value* grad : *grads) {
       const Node* producer = grad->producer();
-      ZG_RETURN_IF_NOT(producer == nullptr || producer->IsBefore(first), "gradient '",
-                       grad->name(), "' is computed by '", producer->name(),
-                       "' after the first update '", first.name(),
+      ZG_RETURN_IF_NOT(producer == nullptr || producer->IsBefore(first), "gradient '", grad->name(),
+                       "' is computed by '", producer->name(), "' after the first update '",
+                       first.name(),
                        "': clipping and loss scaling need every gradient before any update");
     }
   }
@@ -83,16 +82,16 @@ StatusOr<bool> GradientControlPass::RunImpl(Graph& graph) {
   Node* const before = updates.nodes.front();
   auto add = [&](std::string_view op, std::span<Value* const> inputs,
                  std::vector<std::string> outputs) {
-    Node* node =
-        graph.AddNode(op, op == "Add" ? "" : kZerographDomain, inputs, outputs, outputs.front(),
-                      before);
+    Node* node = graph.AddNode(op, op == "Add" ? "" : kZerographDomain, inputs, outputs,
+                               outputs.front(), before);
     node->SetRole(OpRole::kOptimize);
     return node;
   };
 
   Value* total = nullptr;
   if (!updates.shard_grads.empty()) {
-    total = add("SumOfSquares", updates.shard_grads, {StrCat(kPrefix, ".shard_squares")})->output(0);
+    total =
+        add("SumOfSquares", updates.shard_grads, {StrCat(kPrefix, ".shard_squares")})->output(0);
     graph.SetValueType(total, Fp32({}));
     if (spec.nranks.value_or(1) > 1) {
       Node* reduce = add("AllReduce", std::vector<Value*>{total}, {StrCat(kPrefix, ".squares")});
@@ -154,9 +153,8 @@ StatusOr<bool> GradientControlPass::RunImpl(Graph& graph) {
   }
   for (Node* update : updates.nodes) graph.AppendInput(update, control->output(0));
 
-  stats_ = StrCat("  updates controlled: ", updates.nodes.size(), " (",
-                  updates.shard_grads.size(), " sharded gradients, ",
-                  updates.whole_grads.size(), " whole)\n  clipping: ",
+  stats_ = StrCat("  updates controlled: ", updates.nodes.size(), " (", updates.shard_grads.size(),
+                  " sharded gradients, ", updates.whole_grads.size(), " whole)\n  clipping: ",
                   max_norm > 0 ? StrCat("global norm ", max_norm) : std::string("none"),
                   "\n  loss scaling: ", spec.loss_scaling ? "dynamic" : "none", "\n");
   return true;

@@ -253,8 +253,8 @@ class ShardingRewriter {
     // post-processing, which the overlap pass moves up to its backward op).
     if (master && options_.master_grads) {
       for (size_t i = 0; i < grads.size(); ++i) {
-        grads[i] = AddCast(grads[i], DataType::kFloat32,
-                           StrCat(grads[i]->name(), "@fp32"), k, comm_before);
+        grads[i] = AddCast(grads[i], DataType::kFloat32, StrCat(grads[i]->name(), "@fp32"), k,
+                           comm_before);
       }
     }
     Node* coalesce = graph_.AddNode("CoalesceTensors", kZerographDomain, grads,

@@ -264,8 +264,7 @@ Status Trainer::CopyStepControl(runtime::Stream& stream) {
   ZG_RETURN_IF_ERROR(device_->CopyAsync(*control, head, stream));
   if (loss_scale_output_.empty()) return Status::Ok();
   const runtime::DeviceTensor* scale = executor_->Find(loss_scale_output_);
-  ZG_RET_CHECK(scale != nullptr && scale->numel() == 1, "no loss scale '", loss_scale_output_,
-               "'");
+  ZG_RET_CHECK(scale != nullptr && scale->numel() == 1, "no loss scale '", loss_scale_output_, "'");
   ZG_ASSIGN_OR_RETURN(runtime::DeviceTensor tail, step_control_.View(3, {}));
   return device_->CopyAsync(*scale, tail, stream);
 }

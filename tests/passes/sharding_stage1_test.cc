@@ -431,5 +431,85 @@ TEST(ShardingStage1Test, CompactAlignmentPadsOnlyTheBucketEnd) {
       << compact.report;
 }
 
+// The master copy: a bf16 bucket gets an fp32 state holding its parameters (converted exactly),
+// every state of the bucket is fp32, the update reads the master shard and fp32 gradients, and
+// a Cast of its result to bf16 is what the gather moves.
+TEST(ShardingStage1Test, MasterWeightsKeepAnFp32CopyOfLowPrecisionShards) {
+  auto graph =
+      BuildToyTrainingGraph({{{"h", DataType::kBFloat16, 100}, {"f", DataType::kFloat32, 8}}});
+  PassPipeline pipeline(/*verify_each=*/true);
+  auto& pass = pipeline.AddPass<ShardingStage1Pass>(
+      ShardingStage1Pass::Options{.nranks = 2, .master_weights = true, .master_grads = true});
+  StatusOr<bool> changed = pipeline.Run(*graph);
+  ASSERT_TRUE(changed.ok()) << changed.status().ToString();
+  ASSERT_TRUE(CheckHazards(*graph).ok());
+  const LayoutManifest& layout = pass.layout();
+  ASSERT_EQ(layout.buckets.size(), 2u);
+  const LayoutManifest::Bucket& fp32 =
+      layout.buckets[0].dtype == DataType::kFloat32 ? layout.buckets[0] : layout.buckets[1];
+  const LayoutManifest::Bucket& bf16 =
+      &fp32 == &layout.buckets[0] ? layout.buckets[1] : layout.buckets[0];
+  EXPECT_EQ(fp32.master_state, -1);
+  ASSERT_EQ(bf16.master_state, 2);
+  EXPECT_EQ(bf16.state_dtypes, std::vector<DataType>(3, DataType::kFloat32));
+  EXPECT_EQ(bf16.params[0].states, (std::vector<std::string>{"h.m1", "h.m2", "h.master"}));
+  StatusOr<LayoutManifest> stored =
+      LayoutManifest::FromJson(*graph->GetMetadata("zerograph.layout"));
+  ASSERT_TRUE(stored.ok()) << stored.status().ToString();
+  EXPECT_EQ(*stored, layout);
+
+  // The toy's parameters are zeros: the master copy of a bf16 zero is an fp32 zero.
+  const Tensor* master = graph->FindValue(bf16.state_buffers[2])->initializer();
+  ASSERT_NE(master, nullptr);
+  EXPECT_EQ(master->dtype(), DataType::kFloat32);
+  EXPECT_EQ(master->numel(), bf16.total);
+
+  const Node* update = graph->FindValue(StrCat("shard@bucket", bf16.id, ".master.new"))->producer();
+  ASSERT_NE(update, nullptr);
+  EXPECT_EQ(update->op_type(), "AdamW");
+  EXPECT_EQ(update->input(2)->type()->dtype, DataType::kFloat32);  // the master shard
+  EXPECT_EQ(update->input(3)->type()->dtype, DataType::kFloat32);  // the fp32 gradient shard
+  const Node* gather = graph->FindValue(StrCat("fused@bucket", bf16.id, ".new"))->producer();
+  const Node* cast = gather->input(0)->producer()->input(0)->producer();  // through the Nop
+  EXPECT_EQ(cast->op_type(), "Cast");
+  EXPECT_EQ(cast->input(0), update->output(0));
+  EXPECT_EQ(gather->output(0)->type()->dtype, DataType::kBFloat16);
+  // Master gradients: the bf16 gradient is cast to fp32 before the fp32 bucket.
+  const Node* coalesce = update->input(3)->producer()->input(0)->producer();
+  EXPECT_EQ(coalesce->op_type(), "CoalesceTensors");
+  EXPECT_EQ(coalesce->output(0)->type()->dtype, DataType::kFloat32);
+  EXPECT_EQ(coalesce->input(0)->producer()->op_type(), "Cast");
+  EXPECT_NE(pipeline.Report().find("master weights: fp32 copies in 1 bucket(s), gradients reduced "
+                                   "in fp32"),
+            std::string::npos)
+      << pipeline.Report();
+}
+
+// Without master gradients the bf16 gradient shard is reduced as is and cast after.
+TEST(ShardingStage1Test, MasterWeightsWithoutMasterGradsCastTheShard) {
+  auto graph = BuildToyTrainingGraph({{{"h", DataType::kBFloat16, 100}}});
+  PassPipeline pipeline(/*verify_each=*/true);
+  pipeline.AddPass<ShardingStage1Pass>(
+      ShardingStage1Pass::Options{.nranks = 2, .master_weights = true});
+  ASSERT_TRUE(pipeline.Run(*graph).ok());
+  const Node* update = graph->FindValue("shard@bucket0.master.new")->producer();
+  const Node* cast = update->input(3)->producer();
+  EXPECT_EQ(cast->op_type(), "Cast");
+  EXPECT_EQ(cast->input(0)->producer()->op_type(), "ReduceScatter");
+  EXPECT_EQ(cast->input(0)->type()->dtype, DataType::kBFloat16);
+}
+
+TEST(ShardingStage1Test, MasterGradsNeedMasterWeights) {
+  auto graph = BuildToyTrainingGraph({{{"h", DataType::kBFloat16, 100}}});
+  PassPipeline pipeline(/*verify_each=*/true);
+  pipeline.AddPass<ShardingStage1Pass>(
+      ShardingStage1Pass::Options{.nranks = 2, .master_grads = true});
+  StatusOr<bool> changed = pipeline.Run(*graph);
+  ASSERT_FALSE(changed.ok());
+  EXPECT_NE(changed.status().message().find("--master-grads needs --master-weights"),
+            std::string::npos)
+      << changed.status().ToString();
+}
+
 }  // namespace
 }  // namespace zerograph
