@@ -20,7 +20,8 @@ CHECK:
               step 3, on rank 1 of 2, is 1e6, which overflows fp16. Every rank skips step 3 (each
               says so), the scale halves there and nowhere else, training goes on, and the losses
               of every other step equal a 1-rank run's (global batch 8, which skips the same step)
-              within FP16_RANKS_RTOL
+              within FP16_RANKS_RTOL. The scale is saved: resumed after step 4, steps 5-7 start
+              from 512 and repeat the uninterrupted run's losses bit for bit
   clip        a linear model (MSE, SGD, lr 1) clipped to a global norm below its gradient's: the
               parameters after one step equal numpy's clip_grad_norm_ reference within 1e-6
               relative, on 1 rank unsharded (every gradient whole) and on 3 ranks with compact
@@ -269,6 +270,17 @@ def check_loss_scale(p):
         scales = {s: float(line.split("loss-scale ")[1].split()[0]) for s, line in lines.items()}
         assert scales[2] == 1024 and scales[3] == 512 and scales[7] == 512, f"scales {scales}"
         results[n] = read_losses(log)
+    # The scale is state: a run resumed after step 4 starts from 512, and repeats the rest.
+    graph2 = p.rewritten(graph, 2, "--overlap", *MASTER)
+    ckpt, resumed_log = p.path("fp16-ckpt"), p.path("fp16-resumed.log")
+    p.train(2, graph2, "--data", data, "--steps", "5", "--batch", str(batch), "--lr", "0.01",
+            "--save", ckpt)
+    out = p.train(2, graph2, "--data", data, "--steps", "8", "--batch", str(batch), "--lr",
+                  "0.01", "--load", ckpt, "--loss-log", resumed_log)
+    assert "loss-scale 512" in step_lines(out)[5], out
+    resumed = read_losses(resumed_log)
+    for step in range(5, 8):
+        assert resumed[step][1] == results[2][step][1], f"step {step} after resuming: {resumed}"
     for step in range(8):
         if step == 3:
             continue
