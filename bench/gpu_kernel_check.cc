@@ -17,6 +17,7 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <limits>
 #include <map>
 #include <memory>
 #include <random>
@@ -544,15 +545,41 @@ std::vector<Case> CasesFor(const KernelKey& key, Inputs& in) {
     }
     return tensors;
   };
+  // The optional control: gradients scaled by 0.25, or the update skipped.
+  auto with_control = [&](std::vector<DeviceTensor> tensors, double skip) {
+    tensors.push_back(in.Make(DataType::kFloat32, {3}, {0.25, skip, 7}));
+    return tensors;
+  };
   if (op == "AdamW") {
-    return {Case{"3 tensors, 9429 elements, step 10",
-                 groups({5e-2, 1e-3, 1e-4, 1e-6},
-                        {in.Scalar(DataType::kFloat32, 1e-3), in.Scalar(DataType::kInt64, 10)}),
-                 9}};
+    auto inputs = [&] {
+      return groups({5e-2, 1e-3, 1e-4, 1e-6},
+                    {in.Scalar(DataType::kFloat32, 1e-3), in.Scalar(DataType::kInt64, 10)});
+    };
+    return {Case{"3 tensors, 9429 elements, step 10", inputs(), 9},
+            Case{"the same, control scales G", with_control(inputs(), 0), 9},
+            Case{"the same, control skips", with_control(inputs(), 1), 9}};
   }
   if (op == "SGD") {
-    return {Case{"3 tensors, 9429 elements",
-                 groups({5e-2, 1e-3}, {in.Scalar(DataType::kFloat32, 1e-2)}), 3}};
+    auto inputs = [&] { return groups({5e-2, 1e-3}, {in.Scalar(DataType::kFloat32, 1e-2)}); };
+    return {Case{"3 tensors, 9429 elements", inputs(), 3},
+            Case{"the same, control scales G", with_control(inputs(), 0), 3},
+            Case{"the same, control skips", with_control(inputs(), 1), 3}};
+  }
+  if (op == "SumOfSquares") {
+    // Every other input in another dtype: the kernel reads each input's own.
+    const DataType other = d == DataType::kFloat32 ? DataType::kBFloat16 : DataType::kFloat32;
+    return {Case{"[64,64] [333] [5000], mixed dtypes",
+                 {in.Random(d, {64, 64}), in.Random(other, {333}, -4, 4), in.Random(d, {5000})}}};
+  }
+  if (op == "GradientControl") {
+    auto scalar = [&](double v) { return in.Scalar(DataType::kFloat32, v); };
+    const std::vector<Attr> attrs = {Attr("max_norm", 1.0), Attr("growth_interval", int64_t{3})};
+    return {Case{"unscaled, clipped", {scalar(16)}, 1, attrs},
+            Case{"scaled, grows", {scalar(1e6), scalar(1024), scalar(2)}, 3, attrs},
+            Case{"scaled, overflow",
+                 {scalar(std::numeric_limits<double>::infinity()), scalar(1024), scalar(1)},
+                 3,
+                 attrs}};
   }
   const std::vector<DeviceTensor> rt = {in.Scalar(DataType::kFloat32, 1e-2),
                                         in.Scalar(DataType::kInt64, 5)};

@@ -63,7 +63,8 @@ Status CheckOptimizerCounts(const Node& node, const OptimizerLayout& layout) {
   ZG_RETURN_IF_NOT(layout.NumParams(node.num_inputs(), node.num_outputs()).has_value(), Label(node),
                    ": has ", node.num_inputs(), " inputs and ", node.num_outputs(),
                    " outputs, which do not fit ", layout.num_scalars, " scalars and ",
-                   2 + layout.num_states, " inputs per parameter");
+                   2 + layout.num_states, " inputs per parameter",
+                   layout.optional_control ? " (then an optional control)" : "");
   return Status::Ok();
 }
 
@@ -122,12 +123,18 @@ Status WrongType(const Node& node, std::string_view name, std::string_view expec
 }  // namespace
 
 std::optional<size_t> OptimizerLayout::NumParams(size_t num_inputs, size_t num_outputs) const {
-  const size_t scalars = static_cast<size_t>(num_scalars);
-  const size_t per_param = 2 + static_cast<size_t>(num_states);  // X, G, the states
-  if (num_inputs <= scalars || (num_inputs - scalars) % per_param != 0) return std::nullopt;
-  const size_t n = (num_inputs - scalars) / per_param;
-  if (num_outputs != n * (per_param - 1)) return std::nullopt;  // no output for G
-  return n;
+  const size_t per_output = 1 + static_cast<size_t>(num_states);  // X', the states; no G'
+  if (num_outputs == 0 || num_outputs % per_output != 0) return std::nullopt;
+  const size_t n = num_outputs / per_output;
+  const size_t groups_end = static_cast<size_t>(num_scalars) + n * (per_output + 1);
+  if (num_inputs == groups_end || (optional_control && num_inputs == groups_end + 1)) return n;
+  return std::nullopt;
+}
+
+bool OptimizerLayout::HasControl(size_t num_inputs, size_t num_outputs) const {
+  const std::optional<size_t> n = NumParams(num_inputs, num_outputs);
+  return n &&
+         num_inputs > static_cast<size_t>(num_scalars) + *n * static_cast<size_t>(2 + num_states);
 }
 
 StatusOr<std::vector<int64_t>> ReadInts(const HostValue& value, std::string_view what) {

@@ -4,12 +4,20 @@
 #include "zerograph/ir/op_contract.h"
 
 namespace zerograph {
+namespace {
+
+OptimizerLayout Layout(const OptimizerSignature& signature) {
+  return {signature.num_scalars, signature.num_states, signature.optional_control};
+}
+
+}  // namespace
+
 std::optional<OptimizerSignature> FindOptimizerSignature(const Node& node) {
   // A scan of the few optimizer ops: passes ask this of every node of large graphs.
   for (const OpContracts::Optimizer& optimizer : OpContracts::Get().optimizers()) {
     if (node.Is(optimizer.domain, optimizer.name)) {
       return OptimizerSignature{optimizer.domain, optimizer.name, optimizer.layout.num_scalars,
-                                optimizer.layout.num_states};
+                                optimizer.layout.num_states, optimizer.layout.optional_control};
     }
   }
   return std::nullopt;
@@ -17,8 +25,8 @@ std::optional<OptimizerSignature> FindOptimizerSignature(const Node& node) {
 
 StatusOr<std::vector<OptimizerSlot>> OptimizerSlots(const Node& node,
                                                     const OptimizerSignature& signature) {
-  const OptimizerLayout layout{signature.num_scalars, signature.num_states};
-  const std::optional<size_t> params = layout.NumParams(node.num_inputs(), node.num_outputs());
+  const std::optional<size_t> params =
+      Layout(signature).NumParams(node.num_inputs(), node.num_outputs());
   ZG_RETURN_IF_NOT(params.has_value(), "optimizer node '", node.name(), "' (", node.op_type(),
                    ") has ", node.num_inputs(), " inputs and ", node.num_outputs(),
                    " outputs, which do not fit ", signature.num_scalars, " scalars and ",
@@ -42,6 +50,11 @@ StatusOr<std::vector<OptimizerSlot>> OptimizerSlots(const Node& node,
                      "' omits the parameter, gradient or output of slot ", i);
   }
   return slots;
+}
+
+Value* OptimizerControl(const Node& node, const OptimizerSignature& signature) {
+  const bool has = Layout(signature).HasControl(node.num_inputs(), node.num_outputs());
+  return has ? node.input(node.num_inputs() - 1) : nullptr;
 }
 
 }  // namespace zerograph

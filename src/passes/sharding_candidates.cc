@@ -35,9 +35,9 @@ void AppendSized(std::string_view text, std::string& out) {
   out += text;
 }
 
-// Writes what must match for two parameters to share a bucket (optimizer, attributes, scalar
-// inputs, dtypes) into `key`: equal keys may be fused into one update. Built in a buffer the
-// caller reuses, as it is made for every parameter.
+// Writes what must match for two parameters to share a bucket (optimizer, attributes, scalar and
+// control inputs, dtypes) into `key`: equal keys may be fused into one update. Built in a buffer
+// the caller reuses, as it is made for every parameter.
 void CombineKey(const Candidate& c, std::string& key) {
   key.clear();
   key += c.signature.domain;
@@ -55,6 +55,10 @@ void CombineKey(const Candidate& c, std::string& key) {
     const Value* scalar = c.optimizer->input(static_cast<size_t>(i));
     key += '|';
     if (scalar != nullptr) key += scalar->name();
+  }
+  if (const Value* control = OptimizerControl(*c.optimizer, c.signature)) {
+    key += "|control=";
+    key += control->name();
   }
   // Straight over the attribute messages: AttributeNames + FindAttribute would search the list
   // once per attribute, for every parameter. The scalar kinds optimizers use are written as their

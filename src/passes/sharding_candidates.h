@@ -26,8 +26,8 @@ struct Candidate {
   OptimizerSignature signature;
   // Where the gradient becomes ready in backward (null: before the step starts).
   Node* ready = nullptr;
-  // Parameters with equal keys may share a bucket: same optimizer, attributes, scalar inputs and
-  // dtypes.
+  // Parameters with equal keys may share a bucket: same optimizer, attributes, scalar and control
+  // inputs, and dtypes.
   int64_t key = 0;
   // Why the parameter stays whole; empty when it can be sharded.
   std::string whole_reason;

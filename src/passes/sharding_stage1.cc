@@ -299,6 +299,10 @@ class ShardingRewriter {
       update_inputs.push_back(state_shard->output(0));
       update_outputs.push_back(StrCat(shard_prefix, ".state", s, ".new"));
     }
+    // The bucket's members share one control (it is part of their key).
+    if (Value* control = OptimizerControl(*lead.optimizer, lead.signature)) {
+      update_inputs.push_back(control);
+    }
     Node* update = graph_.AddNode(lead.signature.op_type, lead.signature.domain, update_inputs,
                                   update_outputs, StrCat("zg.bucket", k, ".update"), first_update);
     update->CopyAttributesFrom(*lead.optimizer);
@@ -453,6 +457,7 @@ class ShardingRewriter {
     for (int s = 0; s < signature.num_states; ++s) {
       for (size_t i : kept) inputs.push_back(candidates_[i]->slot.states[static_cast<size_t>(s)]);
     }
+    if (Value* control = OptimizerControl(node, signature)) inputs.push_back(control);
     std::vector<Value*> old_outputs;
     for (size_t i : kept) old_outputs.push_back(candidates_[i]->slot.new_param);
     for (int s = 0; s < signature.num_states; ++s) {

@@ -1,8 +1,15 @@
 #include "zerograph/ir/op_contract.h"
 
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
 #include <gtest/gtest.h>
 
 #include "zerograph/ir/graph.h"
+#include "zerograph/ir/optimizer_signature.h"
+#include "zerograph/ir/shape_inference.h"
 #include "zerograph/ir/verify.h"
 
 namespace zerograph {
@@ -130,6 +137,96 @@ TEST_F(OpContractTest, OptimizerCountsFollowTheLayout) {
   ASSERT_FALSE(status.ok());
   EXPECT_NE(status.message().find("do not fit 1 scalars"), std::string_view::npos)
       << status.ToString();
+}
+
+// org.zerograph's optimizers take one trailing control input, which belongs to no parameter;
+// ONNX's take none.
+TEST_F(OpContractTest, OptimizerControlIsOneTrailingInput) {
+  const OptimizerLayout adamw = *OpContracts::Get().Find(kZerographDomain, "AdamW")->optimizer;
+  EXPECT_EQ(adamw.NumParams(2 + 4 * 3, 9), 3u);
+  EXPECT_EQ(adamw.NumParams(2 + 4 * 3 + 1, 9), 3u);
+  EXPECT_FALSE(adamw.NumParams(2 + 4 * 3 + 2, 9).has_value());
+  EXPECT_FALSE(adamw.HasControl(2 + 4 * 3, 9));
+  EXPECT_TRUE(adamw.HasControl(2 + 4 * 3 + 1, 9));
+  const OptimizerLayout adam = *OpContracts::Get().Find(kTrainingDomain, "Adam")->optimizer;
+  EXPECT_EQ(adam.NumParams(2 + 4 * 3, 9), 3u);
+  EXPECT_FALSE(adam.NumParams(2 + 4 * 3 + 1, 9).has_value());
+
+  Value* lr = graph_.AddInput("lr", TensorType{DataType::kFloat32, std::vector<int64_t>{}});
+  Value* x1 = Input("x1");
+  Value* x2 = Input("x2", {3});
+  Value* g1 = Input("g1");
+  Value* g2 = Input("g2", {3});
+  Value* control = Input("control", {3});
+  Node* sgd = graph_.AddNode("SGD", std::string(kZerographDomain), {lr, x1, x2, g1, g2, control},
+                             {"x1.new", "x2.new"}, "sgd");
+  EXPECT_TRUE(Verify(graph_).ok());
+  StatusOr<InferredShapes> shapes = InferShapes(graph_);
+  ASSERT_TRUE(shapes.ok()) << shapes.status().ToString();
+  EXPECT_EQ(*shapes->Find(*sgd->output(1)), (TensorSpec{DataType::kFloat32, {3}}));
+  std::optional<OptimizerSignature> signature = FindOptimizerSignature(*sgd);
+  ASSERT_TRUE(signature.has_value());
+  StatusOr<std::vector<OptimizerSlot>> slots = OptimizerSlots(*sgd, *signature);
+  ASSERT_TRUE(slots.ok()) << slots.status().ToString();
+  ASSERT_EQ(slots->size(), 2u);
+  EXPECT_EQ((*slots)[1].param, x2);
+  EXPECT_EQ((*slots)[1].grad, g2);
+  EXPECT_EQ(OptimizerControl(*sgd, *signature), control);
+}
+
+// A control that is not float[3] is refused by shape inference, naming the node.
+TEST_F(OpContractTest, OptimizerControlOfAnotherShapeIsRefused) {
+  Value* lr = graph_.AddInput("lr", TensorType{DataType::kFloat32, std::vector<int64_t>{}});
+  graph_.AddNode("SGD", std::string(kZerographDomain),
+                 {lr, Input("x"), Input("g"), Input("c", {2})}, {"x.new"}, "sgd_with_control");
+  StatusOr<InferredShapes> shapes = InferShapes(graph_);
+  ASSERT_FALSE(shapes.ok());
+  EXPECT_NE(shapes.status().message().find("sgd_with_control"), std::string_view::npos)
+      << shapes.status().ToString();
+  EXPECT_NE(shapes.status().message().find("control"), std::string_view::npos)
+      << shapes.status().ToString();
+}
+
+// GradientControl's attributes out of range, and a loss scale without its good-step count, are
+// refused by Verify, naming the node and the cause; the defaults and the boundaries pass.
+TEST_F(OpContractTest, GradientControlRefusesBadAttributes) {
+  auto verify = [](const std::vector<std::pair<std::string, float>>& floats, int64_t interval,
+                   bool scaled, bool good_steps) {
+    Graph graph;
+    auto scalar = [&](const std::string& name) {
+      return graph.AddInput(name, TensorType{DataType::kFloat32, std::vector<int64_t>{}});
+    };
+    std::vector<Value*> inputs = {scalar("s")};
+    if (scaled) inputs.push_back(scalar("scale"));
+    if (good_steps) inputs.push_back(scalar("good"));
+    std::vector<std::string> outputs = {"control"};
+    if (scaled) outputs.insert(outputs.end(), {"scale.new", "good.new"});
+    Node* node =
+        graph.AddNode("GradientControl", std::string(kZerographDomain), inputs, outputs, "gc");
+    for (const auto& [name, value] : floats) node->SetFloat(name, value);
+    node->SetInt("growth_interval", interval);
+    return Verify(graph);
+  };
+  EXPECT_TRUE(verify({}, 2000, false, false).ok());
+  EXPECT_TRUE(
+      verify({{"max_norm", 0.0f}, {"growth_factor", 1.0f}, {"backoff_factor", 1.0f}}, 1, true, true)
+          .ok());
+  const std::vector<std::tuple<std::vector<std::pair<std::string, float>>, int64_t, std::string>>
+      bad = {{{{"max_norm", -1.0f}}, 2000, "max_norm"},
+             {{{"growth_factor", 0.5f}}, 2000, "growth_factor"},
+             {{{"backoff_factor", 0.0f}}, 2000, "backoff_factor"},
+             {{{"backoff_factor", 1.5f}}, 2000, "backoff_factor"},
+             {{}, 0, "growth_interval"}};
+  for (const auto& [floats, interval, cause] : bad) {
+    Status status = verify(floats, interval, true, true);
+    ASSERT_FALSE(status.ok()) << cause;
+    EXPECT_NE(status.message().find("'gc'"), std::string_view::npos) << status.ToString();
+    EXPECT_NE(status.message().find(cause), std::string_view::npos) << status.ToString();
+  }
+  Status alone = verify({}, 2000, true, false);
+  ASSERT_FALSE(alone.ok());
+  EXPECT_NE(alone.message().find("'gc'"), std::string_view::npos) << alone.ToString();
+  EXPECT_NE(alone.message().find("together"), std::string_view::npos) << alone.ToString();
 }
 
 }  // namespace

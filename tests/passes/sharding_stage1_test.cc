@@ -155,6 +155,28 @@ TEST(ShardingStage1Test, CarriesOptimizerAttributes) {
   EXPECT_EQ(updates, 1);
 }
 
+// The optimizer's control input (GradientControl's [3]) belongs to no parameter: the fused update
+// takes it as its last input, after the shards of the parameters, gradients and states.
+TEST(ShardingStage1Test, CarriesOptimizerControl) {
+  auto graph = Demo();
+  Value* control =
+      graph->AddInput("control", TensorType{DataType::kFloat32, std::vector<int64_t>{3}});
+  for (Node* node : graph->nodes()) {
+    if (node->op_type() == "AdamW") graph->AppendInput(node, control);
+  }
+  ASSERT_TRUE(Verify(*graph).ok());
+  ASSERT_TRUE(Shard(*graph, 2).status.ok());
+  int updates = 0;
+  for (const Node* node : graph->nodes()) {
+    if (node->op_type() != "AdamW") continue;
+    ++updates;
+    ASSERT_EQ(node->num_inputs(), 2u + 4u + 1u);  // lr, step; X, G, M, V shards; control
+    EXPECT_EQ(node->input(6), control);
+    EXPECT_EQ(node->num_outputs(), 3u);
+  }
+  EXPECT_EQ(updates, 1);
+}
+
 // With 3 ranks the parameters are padded (fp32 granularity 48) and the padding is zero.
 TEST(ShardingStage1Test, PaddingIsZero) {
   auto graph = Demo();

@@ -8,6 +8,8 @@
 
 #include <gtest/gtest.h>
 
+#include "runtime/half_scalar_reference.h"
+
 namespace zerograph::runtime {
 namespace {
 
@@ -100,6 +102,48 @@ TEST(HalfTest, TypedHelpersWrapTheBitConversions) {
   EXPECT_EQ(ToFloat(Float16{0x3e00}), 1.5f);
   EXPECT_EQ(ToFloat(BFloat16{0x3fc0}), 1.5f);
   EXPECT_EQ(FromFloat<float>(2.5f), 2.5f);
+}
+
+// The branch-free conversions give exactly the scalar code's bits: every half widens alike (NaN
+// payloads, signaling ones included, kept as they were).
+TEST(HalfTest, EveryHalfWidensAsTheScalarCode) {
+  for (uint32_t bits = 0; bits <= 0xffff; ++bits) {
+    const uint16_t h = static_cast<uint16_t>(bits);
+    ASSERT_EQ(std::bit_cast<uint32_t>(HalfBitsToFloat(h)),
+              std::bit_cast<uint32_t>(scalar_reference::HalfBitsToFloat(h)))
+        << std::hex << bits;
+  }
+}
+
+// Narrowing matches the scalar code on the floats where rounding decides: for every 16-bit
+// pattern, the floats at and two ulps around the half's value and the midpoint to the next half
+// (subnormal ties and overflow included), and bf16's round-off bits 0, 1, 0x7fff, 0x8000, 0x8001
+// and 0xffff; then every 997th float pattern (4.3M), NaNs included.
+TEST(HalfTest, NarrowingMatchesTheScalarCode) {
+  auto expect_same = [](uint32_t bits) {
+    const float f = std::bit_cast<float>(bits);
+    ASSERT_EQ(FloatToHalfBits(f), scalar_reference::FloatToHalfBits(f)) << std::hex << bits;
+    ASSERT_EQ(FloatToBFloat16Bits(f), scalar_reference::FloatToBFloat16Bits(f)) << std::hex << bits;
+  };
+  for (uint32_t bits = 0; bits <= 0xffff; ++bits) {
+    const uint16_t h = static_cast<uint16_t>(bits);
+    if ((h & 0x7fffu) < 0x7c00u) {  // finite halves and the midpoint to the next one up
+      const float value = scalar_reference::HalfBitsToFloat(h);
+      const float next = scalar_reference::HalfBitsToFloat(static_cast<uint16_t>(h + 1));
+      const uint32_t at = std::bit_cast<uint32_t>(value);
+      const uint32_t mid = std::bit_cast<uint32_t>(value + (next - value) / 2);
+      for (uint32_t d = 0; d <= 4; ++d) {
+        ASSERT_NO_FATAL_FAILURE(expect_same(at + d - 2));
+        ASSERT_NO_FATAL_FAILURE(expect_same(mid + d - 2));
+      }
+    }
+    for (uint32_t low : {0x0u, 0x1u, 0x7fffu, 0x8000u, 0x8001u, 0xffffu}) {
+      ASSERT_NO_FATAL_FAILURE(expect_same((bits << 16) | low));
+    }
+  }
+  for (uint64_t bits = 0; bits <= 0xffffffffu; bits += 997) {
+    ASSERT_NO_FATAL_FAILURE(expect_same(static_cast<uint32_t>(bits)));
+  }
 }
 
 }  // namespace

@@ -235,5 +235,159 @@ TEST(SgdTest, MatchesFormula) {
   }
 }
 
+// The optional control input: every gradient scaled by control[0] inside the update (AdamW and SGD
+// against their formulas on c0·G), and control[1] != 0 leaving every output equal to its input,
+// for each dtype, in place (nothing written) and into fresh outputs (inputs copied).
+class OptimizerControlTest : public ::testing::TestWithParam<DataType> {
+ protected:
+  // The inputs of `op` over two tensors with `control` appended; V non-negative.
+  std::vector<DeviceTensor> Inputs(const std::string& op, const std::vector<double>& control) {
+    const DataType dtype = GetParam();
+    std::vector<DeviceTensor> inputs = {runner_.MakeTensor(DataType::kFloat32, {}, {0.05})};
+    if (op == "AdamW") inputs.push_back(runner_.MakeTensor(DataType::kInt64, {}, {3}));
+    const int groups = op == "AdamW" ? 4 : 2;
+    uint32_t seed = 50;
+    for (int group = 0; group < groups; ++group) {
+      for (const Shape& shape : {Shape{2, 5}, Shape{13}}) {
+        inputs.push_back(runner_.Random(dtype, shape, seed++, group == 3 ? 0 : -1, 1));
+      }
+    }
+    inputs.push_back(runner_.MakeTensor(DataType::kFloat32, {3}, control));
+    return inputs;
+  }
+  // Runs `op`, in place over copies of the tensors or into fresh outputs.
+  std::vector<DeviceTensor> Run(const std::string& op, const std::vector<DeviceTensor>& inputs,
+                                bool in_place) {
+    const size_t num_outputs = op == "AdamW" ? 6 : 2;
+    std::vector<DeviceTensor> fresh = inputs;
+    for (size_t i = 0; i + 1 < fresh.size(); ++i) {
+      fresh[i] = runner_.MakeTensor(inputs[i].dtype(), inputs[i].shape(), Values(inputs[i]));
+    }
+    Node* node = runner_.MakeNode(kZerographDomain, op, fresh, num_outputs);
+    StatusOr<std::vector<DeviceTensor>> out = runner_.Run(*node, fresh, /*alias=*/in_place);
+    EXPECT_TRUE(out.ok()) << out.status().ToString();
+    if (in_place && out.ok()) {
+      for (size_t o = 0; o < out->size(); ++o) {
+        const size_t input = op == "SGD" ? 1 + o : o < 2 ? 2 + o : 4 + o;  // X', then M' V'
+        EXPECT_EQ((*out)[o].data(), fresh[input].data()) << "output " << o << " not in place";
+      }
+    }
+    return out.ok() ? *out : std::vector<DeviceTensor>();
+  }
+  KernelRunner runner_;
+};
+
+TEST_P(OptimizerControlTest, AdamWScalesGradients) {
+  const DataType dtype = GetParam();
+  const double c0 = 0.375;
+  const std::vector<DeviceTensor> inputs = Inputs("AdamW", {c0, 0, 123});
+  for (bool in_place : {false, true}) {
+    const std::vector<DeviceTensor> out = Run("AdamW", inputs, in_place);
+    ASSERT_EQ(out.size(), 6u);
+    for (size_t i = 0; i < 2; ++i) {
+      std::vector<double> g = Values(inputs[4 + i]);
+      for (double& v : g) v *= c0;
+      const AdamWState expected =
+          ReferenceAdamW({Values(inputs[2 + i]), Values(inputs[6 + i]), Values(inputs[8 + i])}, g,
+                         0.05, 3, static_cast<float>(0.9), static_cast<float>(0.999),
+                         static_cast<float>(1e-8), static_cast<float>(0.01));
+      const double rtol = 8 * UnitRoundoff(dtype);
+      const std::string what = "tensor " + std::to_string(i) + (in_place ? " in place" : "");
+      ExpectNear(Values(out[i]), expected.x, rtol, rtol, what + " X");
+      ExpectNear(Values(out[2 + i]), expected.m, rtol, rtol, what + " M");
+      ExpectNear(Values(out[4 + i]), expected.v, rtol, rtol, what + " V");
+    }
+  }
+}
+
+TEST_P(OptimizerControlTest, SgdScalesGradients) {
+  const DataType dtype = GetParam();
+  const double c0 = 2.5;
+  const std::vector<DeviceTensor> inputs = Inputs("SGD", {c0, 0, 0});
+  for (bool in_place : {false, true}) {
+    const std::vector<DeviceTensor> out = Run("SGD", inputs, in_place);
+    ASSERT_EQ(out.size(), 2u);
+    for (size_t i = 0; i < 2; ++i) {
+      std::vector<double> x = Values(inputs[1 + i]), g = Values(inputs[3 + i]), expected;
+      for (size_t j = 0; j < x.size(); ++j) expected.push_back(x[j] - 0.05 * (c0 * g[j]));
+      ExpectNear(Values(out[i]), expected, 4 * UnitRoundoff(dtype), UnitRoundoff(dtype),
+                 in_place ? "in place" : "copied");
+    }
+  }
+}
+
+// A skipped step keeps every parameter and state, bit for bit, whatever control[0] says.
+TEST_P(OptimizerControlTest, SkipKeepsEveryInput) {
+  for (const std::string op : {"AdamW", "SGD"}) {
+    const std::vector<DeviceTensor> inputs = Inputs(op, {0.5, 1, 7});
+    const size_t first = op == "AdamW" ? 2 : 1;
+    for (bool in_place : {false, true}) {
+      const std::vector<DeviceTensor> out = Run(op, inputs, in_place);
+      ASSERT_EQ(out.size(), op == "AdamW" ? 6u : 2u);
+      for (size_t o = 0; o < out.size(); ++o) {
+        const size_t input = op == "SGD" ? first + o : o < 2 ? first + o : first + 2 + o;
+        EXPECT_EQ(Values(out[o]), Values(inputs[input]))
+            << op << " output " << o << (in_place ? " in place" : " copied");
+      }
+    }
+  }
+}
+
+// The fp16 and bf16 updates give the same bits eight at a time (AVX2 and F16C, where the CPU has
+// them: one tensor of 64 elements) as one at a time (64 one-element tensors, which only the scalar
+// loop sees), with NaN payloads, infinities, subnormals and zeros among the values.
+TEST(OptimizerBitsTest, VectorAndScalarLoopsAgree) {
+  KernelRunner runner;
+  for (DataType dtype : {DataType::kFloat16, DataType::kBFloat16}) {
+    for (const std::string op : {"AdamW", "SGD"}) {
+      const int groups = op == "AdamW" ? 4 : 2;
+      std::vector<std::vector<double>> values;
+      for (int group = 0; group < groups; ++group) {
+        DeviceTensor r = runner.Random(dtype, {64}, 70 + group, group == 3 ? 0 : -2, 2);
+        values.push_back(Values(r));
+      }
+      const double nan = std::nan("");
+      for (int group = 0; group < groups; ++group) {
+        values[group][3 + group] = nan;
+        values[group][11 + group] = group == 3 ? INFINITY : -INFINITY;
+        values[group][20 + group] = 1e-7;  // subnormal in fp16
+        values[group][30 + group] = 0;
+      }
+      auto scalars = [&] {
+        std::vector<DeviceTensor> s = {runner.MakeTensor(DataType::kFloat32, {}, {0.01})};
+        if (op == "AdamW") s.push_back(runner.MakeTensor(DataType::kInt64, {}, {4}));
+        return s;
+      };
+      std::vector<DeviceTensor> whole = scalars(), split = scalars();
+      for (int group = 0; group < groups; ++group) {
+        whole.push_back(runner.MakeTensor(dtype, {64}, values[group]));
+        for (size_t i = 0; i < 64; ++i)
+          split.push_back(runner.MakeTensor(dtype, {1}, {values[group][i]}));
+      }
+      // A NaN with a payload, written as bits: the conversion from double makes none.
+      const size_t x_at = op == "AdamW" ? 2 : 1;
+      whole[x_at].data_as<uint16_t>()[40] = dtype == DataType::kFloat16 ? 0x7d23 : 0xff91;
+      split[x_at + 40].data_as<uint16_t>()[0] = whole[x_at].data_as<uint16_t>()[40];
+      const size_t outputs = op == "AdamW" ? 3 : 1;
+      StatusOr<std::vector<DeviceTensor>> a = runner.Run(kZerographDomain, op, whole, outputs);
+      StatusOr<std::vector<DeviceTensor>> b = runner.Run(kZerographDomain, op, split, 64 * outputs);
+      ASSERT_TRUE(a.ok()) << a.status().ToString();
+      ASSERT_TRUE(b.ok()) << b.status().ToString();
+      for (size_t o = 0; o < outputs; ++o) {
+        for (size_t i = 0; i < 64; ++i) {
+          EXPECT_EQ((*a)[o].data_as<const uint16_t>()[i],
+                    (*b)[o * 64 + i].data_as<const uint16_t>()[0])
+              << op << " " << DataTypeName(dtype) << " output " << o << " element " << i;
+        }
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Dtypes, OptimizerControlTest,
+                         ::testing::Values(DataType::kFloat32, DataType::kFloat16,
+                                           DataType::kBFloat16),
+                         [](const auto& info) { return std::string(DataTypeName(info.param)); });
+
 }  // namespace
 }  // namespace zerograph::runtime

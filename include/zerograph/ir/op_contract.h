@@ -105,10 +105,16 @@ struct OptimizerLayout {
   int num_scalars = 0;
   // State tensors per parameter (AdamW: 2, Momentum: 1, SGD: 0).
   int num_states = 0;
+  // Whether one more input may follow the groups: org.zerograph's fp32[3] `control`
+  // (GradientControl's output), which scales the gradients and may skip the update. It is no
+  // parameter's: whoever splits the node per parameter keeps it whole. ONNX's optimizers take none.
+  bool optional_control = false;
 
-  // The parameters of a node with these counts, or nullopt when they do not split into the
-  // scalars and per-parameter groups.
+  // The parameters of a node with these counts (n, from the outputs), or nullopt when they do not
+  // split into the scalars, per-parameter groups and the optional control.
   std::optional<size_t> NumParams(size_t num_inputs, size_t num_outputs) const;
+  // Whether a node with these counts has the control input (its last input).
+  bool HasControl(size_t num_inputs, size_t num_outputs) const;
 };
 
 // How an op's outputs lie in memory where that is part of the op's meaning, so that the executor

@@ -21,6 +21,8 @@ struct OptimizerSignature {
   int num_scalars;
   // State tensors per parameter (AdamW: 2, Momentum: 1, SGD: 0).
   int num_states;
+  // Whether a trailing `control` input may follow the groups (org.zerograph AdamW and SGD).
+  bool optional_control = false;
 };
 
 // The signature of `node` when its op contract declares an optimizer layout (org.zerograph AdamW
@@ -37,9 +39,13 @@ struct OptimizerSlot {
 };
 
 // Splits `node`'s inputs and outputs into per-parameter slots; fails (naming the node) when the
-// counts do not fit the signature.
+// counts do not fit the signature. The control input belongs to no slot.
 StatusOr<std::vector<OptimizerSlot>> OptimizerSlots(const Node& node,
                                                     const OptimizerSignature& signature);
+
+// `node`'s control input (scales every gradient, may skip the update), or null when it has none.
+// A rewrite that splits or merges the node's slots passes it on to each node it makes.
+Value* OptimizerControl(const Node& node, const OptimizerSignature& signature);
 
 }  // namespace zerograph
 

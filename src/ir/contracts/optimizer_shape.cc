@@ -23,8 +23,9 @@ StatusOr<std::vector<TensorSpec>> OptimizerOutputs(const ShapeContext& ctx,
   const size_t groups = 2 + static_cast<size_t>(layout.num_states);  // X, G, states
   const std::optional<size_t> params = layout.NumParams(ctx.num_inputs(), ctx.node->num_outputs());
   ZG_RETURN_IF_NOT(params.has_value(), "expects ", scalars, " scalars and ", groups,
-                   " groups of n tensors, got ", ctx.num_inputs(), " inputs and ",
-                   ctx.node->num_outputs(), " outputs");
+                   " groups of n tensors",
+                   layout.optional_control ? " (then an optional control)" : "", ", got ",
+                   ctx.num_inputs(), " inputs and ", ctx.node->num_outputs(), " outputs");
   const size_t n = *params;
   std::vector<TensorSpec> outputs;
   outputs.reserve(n * (groups - 1));
@@ -38,6 +39,13 @@ StatusOr<std::vector<TensorSpec>> OptimizerOutputs(const ShapeContext& ctx,
                        ShapeToString(x.shape));
       if (group != 1) outputs.push_back(*spec);  // no output for the gradients
     }
+  }
+  if (layout.HasControl(ctx.num_inputs(), ctx.node->num_outputs())) {
+    const size_t index = ctx.num_inputs() - 1;
+    ZG_ASSIGN_OR_RETURN(const TensorSpec* control, ctx.Required(index));
+    ZG_RETURN_IF_NOT(control->dtype == DataType::kFloat32 && control->shape == Shape{3},
+                     "control (input ", index, ") must be float[3], got ",
+                     DataTypeName(control->dtype), ShapeToString(control->shape));
   }
   return outputs;
 }

@@ -14,20 +14,69 @@ namespace {
 using enum AttributeType;
 
 constexpr DataType kOptimizerTypes[] = {kFloat32, kFloat16, kBFloat16, kFloat64};
+// What mixed precision keeps gradients in.
+constexpr DataType kGradientTypes[] = {kFloat32, kFloat16, kBFloat16};
 // What the communicators reduce.
 constexpr DataType kCollectiveTypes[] = {kFloat32, kFloat16, kBFloat16, kFloat64, kInt32, kInt64};
 
-// AdamW(lr, step, X1..Xn, G1..Gn, M1..Mn, V1..Vn) -> (X1'..Xn', M1'..Mn', V1'..Vn')
+// AdamW(lr, step, X1..Xn, G1..Gn, M1..Mn, V1..Vn[, control]) -> (X1'..Xn', M1'..Mn', V1'..Vn')
 StatusOr<std::vector<TensorSpec>> AdamWShape(const ShapeContext& ctx) {
   ZG_RETURN_IF_ERROR(CheckScalarInput(ctx, 0, kFloat32Type, "lr"));
   ZG_RETURN_IF_ERROR(CheckScalarInput(ctx, 1, kInt64Type, "step"));
-  return OptimizerOutputs(ctx, {/*num_scalars=*/2, /*num_states=*/2});
+  return OptimizerOutputs(ctx, {/*num_scalars=*/2, /*num_states=*/2, /*optional_control=*/true});
 }
 
-// SGD(lr, X1..Xn, G1..Gn) -> (X1'..Xn')
+// SGD(lr, X1..Xn, G1..Gn[, control]) -> (X1'..Xn')
 StatusOr<std::vector<TensorSpec>> SgdShape(const ShapeContext& ctx) {
   ZG_RETURN_IF_ERROR(CheckScalarInput(ctx, 0, kFloat32Type, "lr"));
-  return OptimizerOutputs(ctx, {/*num_scalars=*/1, /*num_states=*/0});
+  return OptimizerOutputs(ctx, {/*num_scalars=*/1, /*num_states=*/0, /*optional_control=*/true});
+}
+
+// SumOfSquares(X1..Xn) -> S: the fp32 scalar Σ x² over every element of every input; the inputs
+// are fp32, fp16 or bf16 each (they may differ), of any shape.
+StatusOr<std::vector<TensorSpec>> SumOfSquaresShape(const ShapeContext& ctx) {
+  for (size_t i = 0; i < ctx.num_inputs(); ++i) {
+    ZG_ASSIGN_OR_RETURN(const TensorSpec* x, ctx.Required(i));
+    const bool allowed = std::find(std::begin(kGradientTypes), std::end(kGradientTypes),
+                                   x->dtype) != std::end(kGradientTypes);
+    ZG_RETURN_IF_NOT(allowed, "input ", i, " is ", DataTypeName(x->dtype),
+                     ", expected float, float16 or bfloat16");
+  }
+  return std::vector<TensorSpec>{{kFloat32, {}}};
+}
+
+// GradientControl(sum_squares[, scale, good_steps]) -> (control[3][, new_scale, new_good_steps])
+StatusOr<std::vector<TensorSpec>> GradientControlShape(const ShapeContext& ctx) {
+  ZG_RETURN_IF_ERROR(CheckScalarInput(ctx, 0, kFloat32Type, "sum_squares"));
+  std::vector<TensorSpec> outputs = {{kFloat32, {3}}};
+  if (ctx.input(1) != nullptr) {
+    ZG_RETURN_IF_ERROR(CheckScalarInput(ctx, 1, kFloat32Type, "scale"));
+    ZG_RETURN_IF_ERROR(CheckScalarInput(ctx, 2, kFloat32Type, "good_steps"));
+    outputs.push_back({kFloat32, {}});
+    outputs.push_back({kFloat32, {}});
+  }
+  return outputs;
+}
+
+// GradientControl's attributes in range, and dynamic loss scaling all there or all absent: scale
+// and good_steps in, new_scale and new_good_steps out.
+Status CheckGradientControl(const Node& node) {
+  ZG_ASSIGN_OR_RETURN(const float max_norm, ContractFloat(node, "max_norm"));
+  ZG_ASSIGN_OR_RETURN(const float growth, ContractFloat(node, "growth_factor"));
+  ZG_ASSIGN_OR_RETURN(const float backoff, ContractFloat(node, "backoff_factor"));
+  ZG_ASSIGN_OR_RETURN(const int64_t interval, ContractInt(node, "growth_interval"));
+  ZG_RETURN_IF_NOT(max_norm >= 0, "max_norm must be >= 0 (0: no clipping), got ", max_norm);
+  ZG_RETURN_IF_NOT(growth >= 1, "growth_factor must be >= 1, got ", growth);
+  ZG_RETURN_IF_NOT(backoff > 0 && backoff <= 1, "backoff_factor must be in (0, 1], got ", backoff);
+  ZG_RETURN_IF_NOT(interval >= 1, "growth_interval must be >= 1, got ", interval);
+  auto present = [&](size_t i) { return i < node.num_inputs() && node.input(i) != nullptr; };
+  ZG_RETURN_IF_NOT(present(1) == present(2),
+                   "scale and good_steps must be given together (dynamic loss scaling) or not at "
+                   "all");
+  const size_t outputs = present(1) ? 3 : 1;
+  ZG_RETURN_IF_NOT(node.num_outputs() == outputs, "has ", node.num_outputs(), " outputs, expected ",
+                   outputs, present(1) ? " (control, new_scale, new_good_steps)" : " (control)");
+  return Status::Ok();
 }
 
 // The ranks a collective spans: its `nranks` attribute, else the graph's.
@@ -175,7 +224,7 @@ OpContract Optimizer(std::string_view name, int num_scalars, int num_states, Sha
           std::move(attributes),
           {{"tensor(float)", kFloat32Type}, {"tensor(int64)", kInt64Type}, {"T", kOptimizerTypes}},
           infer,
-          OptimizerLayout{num_scalars, num_states},
+          OptimizerLayout{num_scalars, num_states, /*optional_control=*/true},
           check};
 }
 
@@ -199,6 +248,33 @@ Status AddZerographContracts(OpContracts& contracts) {
                                               {"correct_bias", kInt, false, int64_t{1}}},
                                              CheckAdamWModes)));
   ZG_RETURN_IF_ERROR(contracts.Add(Optimizer("SGD", 1, 0, SgdShape, {})));
+  // The gradient norm and loss scale of mixed precision (docs/formats.md): SumOfSquares over the
+  // gradients, GradientControl turning it into the optimizers' control input.
+  ZG_RETURN_IF_ERROR(contracts.Add({kZerographDomain,
+                                    "SumOfSquares",
+                                    1,
+                                    {{"X", "T", kVariadic}},
+                                    {{"S", "tensor(float)"}},
+                                    {},
+                                    {{"T", kGradientTypes}, {"tensor(float)", kFloat32Type}},
+                                    SumOfSquaresShape}));
+  ZG_RETURN_IF_ERROR(contracts.Add({kZerographDomain,
+                                    "GradientControl",
+                                    1,
+                                    {{"sum_squares", "tensor(float)"},
+                                     {"scale", "tensor(float)", kOptional},
+                                     {"good_steps", "tensor(float)", kOptional}},
+                                    {{"control", "tensor(float)"},
+                                     {"new_scale", "tensor(float)", kOptional},
+                                     {"new_good_steps", "tensor(float)", kOptional}},
+                                    {{"max_norm", kFloat, false, 0.0f},
+                                     {"growth_factor", kFloat, false, 2.0f},
+                                     {"backoff_factor", kFloat, false, 0.5f},
+                                     {"growth_interval", kInt, false, int64_t{2000}}},
+                                    {{"tensor(float)", kFloat32Type}},
+                                    GradientControlShape,
+                                    {},
+                                    CheckGradientControl}));
   // ReluGrad(dY, X) = dY where X > 0, else 0.
   ZG_RETURN_IF_ERROR(contracts.Add({kZerographDomain,
                                     "ReluGrad",

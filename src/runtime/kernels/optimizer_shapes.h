@@ -3,10 +3,12 @@
 
 // Attributes of org.zerograph AdamW and SGD (docs/formats.md), shared by every device: a backend
 // derives its kernel from these bases and implements only ComputeImpl.
-//   AdamW(lr, step, X1..Xn, G1..Gn, M1..Mn, V1..Vn) -> (X1'..Xn', M1'..Mn', V1'..Vn')
-//   SGD(lr, X1..Xn, G1..Gn) -> (X1'..Xn')
-// lr is a float scalar, step an int64 scalar; each output may run in place over its input.
-// Shapes are the op contracts'.
+//   AdamW(lr, step, X1..Xn, G1..Gn, M1..Mn, V1..Vn[, control]) -> (X1'..Xn', M1'..Mn', V1'..Vn')
+//   SGD(lr, X1..Xn, G1..Gn[, control]) -> (X1'..Xn')
+// lr is a float scalar, step an int64 scalar; each output may run in place over its input. The
+// optional control is fp32[3] in the tensors' memory: every gradient element is multiplied by
+// control[0], and control[1] != 0 skips the update (each output equals its input). Shapes are the
+// op contracts'.
 
 #include <span>
 #include <string_view>
@@ -22,6 +24,11 @@ struct AdamWAttrs {
   size_t n = 0;
   AdamWScalars scalars;
 };
+
+// Whether the optimizer node has its optional control input.
+inline bool HasControl(const KernelInfo& info) {
+  return info.contract->optimizer->HasControl(info.node->num_inputs(), info.node->num_outputs());
+}
 
 class AdamWKernelBase : public OpKernel {
  public:
@@ -41,7 +48,7 @@ class AdamWKernelBase : public OpKernel {
     return attrs;
   }
   AdamWKernelBase(const KernelInfo& info, AdamWAttrs attrs)
-      : OpKernel(info), n_(attrs.n), scalars_(attrs.scalars) {}
+      : OpKernel(info), n_(attrs.n), scalars_(attrs.scalars), control_(HasControl(info)) {}
 
  protected:
   Status PlanOutputs(const ShapeContext&, std::span<OutputInfo> outputs) const override {
@@ -59,13 +66,16 @@ class AdamWKernelBase : public OpKernel {
 
   const size_t n_;
   const AdamWScalars scalars_;
+  // Whether the node has the control input (its last).
+  const bool control_;
 };
 
 class SgdKernelBase : public OpKernel {
  public:
   // The number of tensors per group.
   static StatusOr<size_t> ParseAttrs(const KernelInfo& info) { return OptimizerParams(info); }
-  SgdKernelBase(const KernelInfo& info, size_t n) : OpKernel(info), n_(n) {}
+  SgdKernelBase(const KernelInfo& info, size_t n)
+      : OpKernel(info), n_(n), control_(HasControl(info)) {}
 
  protected:
   Status PlanOutputs(const ShapeContext&, std::span<OutputInfo> outputs) const override {
@@ -73,6 +83,8 @@ class SgdKernelBase : public OpKernel {
     return Status::Ok();
   }
   const size_t n_;
+  // Whether the node has the control input (its last).
+  const bool control_;
 };
 
 }  // namespace zerograph::runtime

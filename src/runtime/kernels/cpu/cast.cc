@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "runtime/kernels/cast_shapes.h"
+#include "runtime/kernels/cpu/avx2_narrow_loops.h"
 #include "runtime/kernels/cpu/cpu_kernels.h"
 #include "runtime/kernels/kernel_util.h"
 
@@ -32,7 +33,13 @@ template <typename S, typename D>
 void CastLoop(const void* in, void* out, int64_t n) {
   const S* src = static_cast<const S*>(in);
   D* dst = static_cast<D*>(out);
-  for (int64_t i = 0; i < n; ++i) dst[i] = Convert<D>(src[i]);
+  int64_t first = 0;  // mixed precision's casts take the AVX2 loops where the CPU has them
+  if constexpr (std::is_same_v<S, float> && kIsNarrowFloat<D>) {
+    first = NarrowAvx2(FormatOf(dst), src, Bits(dst), n);
+  } else if constexpr (kIsNarrowFloat<S> && std::is_same_v<D, float>) {
+    first = WidenAvx2(FormatOf(src), Bits(src), dst, n);
+  }
+  for (int64_t i = first; i < n; ++i) dst[i] = Convert<D>(src[i]);
 }
 
 class CastKernel final : public CastKernelBase {

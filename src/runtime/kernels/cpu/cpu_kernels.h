@@ -18,7 +18,8 @@ Status RegisterCpuCastKernels(KernelRegistry& registry);   // Cast CastLike
 Status RegisterCpuDataMovementKernels(KernelRegistry& registry);  // Slice Concat Expand Shape ...
 Status RegisterCpuGatherKernels(KernelRegistry& registry);        // Gather Scatter Trilu GatherGrad
 Status RegisterCpuOptimizerKernels(KernelRegistry& registry);     // AdamW SGD
-Status RegisterCpuOnnxOptimizerKernels(KernelRegistry& registry);  // Adam Momentum Adagrad
+Status RegisterCpuGradientControlKernels(KernelRegistry& registry);  // SumOfSquares GradientControl
+Status RegisterCpuOnnxOptimizerKernels(KernelRegistry& registry);    // Adam Momentum Adagrad
 Status RegisterCpuFusedBufferKernels(KernelRegistry& registry);  // CoalesceTensors TensorViews ...
 Status RegisterCpuCollectiveKernels(KernelRegistry& registry);  // ReduceScatter AllGather AllReduce
 Status RegisterCpuLossKernels(KernelRegistry& registry);  // SoftmaxCrossEntropyLoss NLL and grads

@@ -19,6 +19,7 @@ Status RegisterCpuKernels(KernelRegistry& registry) {
   ZG_RETURN_IF_ERROR(RegisterCpuDataMovementKernels(registry));
   ZG_RETURN_IF_ERROR(RegisterCpuGatherKernels(registry));
   ZG_RETURN_IF_ERROR(RegisterCpuOptimizerKernels(registry));
+  ZG_RETURN_IF_ERROR(RegisterCpuGradientControlKernels(registry));
   ZG_RETURN_IF_ERROR(RegisterCpuOnnxOptimizerKernels(registry));
   ZG_RETURN_IF_ERROR(RegisterCpuFusedBufferKernels(registry));
   ZG_RETURN_IF_ERROR(RegisterCpuCollectiveKernels(registry));

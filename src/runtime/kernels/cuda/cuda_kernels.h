@@ -16,6 +16,8 @@ Status RegisterCudaLayerNormKernels(KernelRegistry& registry);     // LayerNorma
 Status RegisterCudaDataMovementKernels(KernelRegistry& registry);  // shape ops, fused buffers
 Status RegisterCudaGatherKernels(KernelRegistry& registry);     // Gather Scatter Trilu GatherGrad
 Status RegisterCudaOptimizerKernels(KernelRegistry& registry);  // AdamW SGD Adam Momentum Adagrad
+Status RegisterCudaGradientControlKernels(
+    KernelRegistry& registry);                             // SumOfSquares GradientControl
 Status RegisterCudaLossKernels(KernelRegistry& registry);  // SoftmaxCrossEntropyLoss NLL, grads
 Status RegisterCudaTrainingOpKernels(KernelRegistry& registry);   // Dropout(Grad) InPlaceAccum.
 Status RegisterCudaFusedMatMulKernels(KernelRegistry& registry);  // FusedMatMul (cuBLAS)

@@ -30,12 +30,15 @@ struct UpdateTensors {
 // The tensors one launch covers; the table stays under the classic 4 KiB parameter limit.
 inline constexpr int kTensorsPerLaunch = 48;
 
-// AdamW (in: X G M V; out: X' M' V'), fp32 / fp16 / bf16.
-cudaError_t LaunchAdamW(DataType dtype, const AdamWCoefficients& c, const UpdateTensors* tensors,
-                        size_t count, cudaStream_t stream);
-// SGD (in: X G; out: X'), fp32 / fp16 / bf16.
-cudaError_t LaunchSgd(DataType dtype, float lr, const UpdateTensors* tensors, size_t count,
-                      cudaStream_t stream);
+// AdamW (in: X G M V; out: X' M' V'), fp32 / fp16 / bf16. `control` is null or org.zerograph's
+// fp32[3] control in device memory, read by the kernel itself (no host sync): the gradients are
+// multiplied by control[0], and control[1] != 0 skips the update (outputs not in place get their
+// inputs copied).
+cudaError_t LaunchAdamW(DataType dtype, const AdamWCoefficients& c, const float* control,
+                        const UpdateTensors* tensors, size_t count, cudaStream_t stream);
+// SGD (in: X G; out: X'), fp32 / fp16 / bf16; `control` as for AdamW.
+cudaError_t LaunchSgd(DataType dtype, float lr, const float* control, const UpdateTensors* tensors,
+                      size_t count, cudaStream_t stream);
 
 // ONNX Adam's scalars, computed on the host as the CPU kernel computes them; the kernel rounds
 // each to the tensor's type, as the CPU does.

@@ -34,6 +34,11 @@ std::vector<UpdateTensors> UpdateTable(const KernelContext& ctx, size_t n, size_
   return table;
 }
 
+// The control input (the node's last, in device memory), or null when the node has none.
+const float* ControlOf(const KernelContext& ctx, bool has_control) {
+  return has_control ? ctx.inputs.back()->data_as<const float>() : nullptr;
+}
+
 class CudaAdamWKernel final : public AdamWKernelBase {
  public:
   using AdamWKernelBase::AdamWKernelBase;
@@ -42,9 +47,10 @@ class CudaAdamWKernel final : public AdamWKernelBase {
   Status ComputeImpl(const KernelContext& ctx) const override {
     ZG_ASSIGN_OR_RETURN(const AdamWScalars s, StepScalars(ctx));
     const std::vector<UpdateTensors> table = UpdateTable(ctx, n_, 2, 4, 3);
-    return CudaLaunchStatus(cuda::LaunchAdamW(dtype(), ComputeAdamWCoefficients(s), table.data(),
-                                              table.size(), NativeStream(ctx)),
-                            "AdamW kernel");
+    return CudaLaunchStatus(
+        cuda::LaunchAdamW(dtype(), ComputeAdamWCoefficients(s), ControlOf(ctx, control_),
+                          table.data(), table.size(), NativeStream(ctx)),
+        "AdamW kernel");
   }
 };
 
@@ -56,8 +62,9 @@ class CudaSgdKernel final : public SgdKernelBase {
   Status ComputeImpl(const KernelContext& ctx) const override {
     const float lr = *ctx.inputs[0]->data_as<const float>();
     const std::vector<UpdateTensors> table = UpdateTable(ctx, n_, 1, 2, 1);
-    return CudaLaunchStatus(
-        cuda::LaunchSgd(dtype(), lr, table.data(), table.size(), NativeStream(ctx)), "SGD kernel");
+    return CudaLaunchStatus(cuda::LaunchSgd(dtype(), lr, ControlOf(ctx, control_), table.data(),
+                                            table.size(), NativeStream(ctx)),
+                            "SGD kernel");
   }
 };
 

@@ -107,12 +107,19 @@ struct OnnxAdagradUpdate {
   }
 };
 
+// The input each output continues: X' is X's (input 0), state k's is input k + 1 (after G).
+__device__ __forceinline__ int InputOf(int output) { return output == 0 ? 0 : output + 1; }
+
+// `control` (null for ONNX's ops) scales the gradient, in[1], and may skip the update.
 template <typename T, int kVec, typename Update>
-__global__ void MultiTensorKernel(TensorTable table, int64_t total_packs, Update update) {
+__global__ void MultiTensorKernel(TensorTable table, int64_t total_packs, Update update,
+                                  const float* control) {
   using A = Arith<T>;
   using P = Pack<T, kVec>;
   int64_t p = GlobalThread();
   if (p >= total_packs) return;
+  const float grad_scale = control != nullptr ? control[0] : 1.0f;
+  const bool skip = control != nullptr && control[1] != 0.0f;
   // The first tensor this thread touches, by binary search; later ones by walking forward.
   int t = 0;
   for (int hi = table.count - 1; t <= hi;) {
@@ -126,6 +133,15 @@ __global__ void MultiTensorKernel(TensorTable table, int64_t total_packs, Update
   for (; p < total_packs; p += GridThreads()) {
     while (table.ends[t] <= p) ++t;
     const int64_t local = p - (t == 0 ? 0 : table.ends[t - 1]);
+    if (skip) {
+#pragma unroll
+      for (int k = 0; k < Update::kOutputs; ++k) {
+        const P* from = static_cast<const P*>(table.in[InputOf(k)][t]);
+        P* to = static_cast<P*>(table.out[k][t]);
+        if (to != from) to[local] = from[local];
+      }
+      continue;
+    }
     P in[Update::kInputs];
 #pragma unroll
     for (int k = 0; k < Update::kInputs; ++k) in[k] = static_cast<const P*>(table.in[k][t])[local];
@@ -136,6 +152,7 @@ __global__ void MultiTensorKernel(TensorTable table, int64_t total_packs, Update
       A results[3];
 #pragma unroll
       for (int k = 0; k < Update::kInputs; ++k) values[k] = Load(in[k].v[j]);
+      if (control != nullptr) values[1] = Mul(values[1], A(grad_scale));
       update(values, results);
 #pragma unroll
       for (int k = 0; k < Update::kOutputs; ++k) out[k].v[j] = Store<T>(results[k]);
@@ -163,7 +180,7 @@ bool Vectorizable(const UpdateTensors* tensors, size_t count, int vec) {
 
 template <typename T, int kVec, typename Update>
 cudaError_t LaunchChunk(const UpdateTensors* tensors, size_t count, const Update& update,
-                        cudaStream_t stream) {
+                        const float* control, cudaStream_t stream) {
   TensorTable table{};
   table.count = static_cast<int>(count);
   int64_t packs = 0;
@@ -174,19 +191,21 @@ cudaError_t LaunchChunk(const UpdateTensors* tensors, size_t count, const Update
     for (int k = 0; k < 3; ++k) table.out[k][i] = tensors[i].out[k];
   }
   if (packs == 0) return cudaSuccess;
-  MultiTensorKernel<T, kVec, Update><<<GridFor(packs), kBlock, 0, stream>>>(table, packs, update);
+  MultiTensorKernel<T, kVec, Update>
+      <<<GridFor(packs), kBlock, 0, stream>>>(table, packs, update, control);
   return cudaGetLastError();
 }
 
 template <typename T, typename Update>
 cudaError_t RunUpdate(const UpdateTensors* tensors, size_t count, const Update& update,
-                      cudaStream_t stream) {
+                      const float* control, cudaStream_t stream) {
   constexpr int kWidth = static_cast<int>(16 / sizeof(T));
   for (size_t first = 0; first < count; first += kTensorsPerLaunch) {
     const size_t chunk = std::min<size_t>(kTensorsPerLaunch, count - first);
-    const cudaError_t result = Vectorizable<T, Update>(tensors + first, chunk, kWidth)
-                                   ? LaunchChunk<T, kWidth>(tensors + first, chunk, update, stream)
-                                   : LaunchChunk<T, 1>(tensors + first, chunk, update, stream);
+    const UpdateTensors* part = tensors + first;
+    const cudaError_t result = Vectorizable<T, Update>(part, chunk, kWidth)
+                                   ? LaunchChunk<T, kWidth>(part, chunk, update, control, stream)
+                                   : LaunchChunk<T, 1>(part, chunk, update, control, stream);
     if (result != cudaSuccess) return result;
   }
   return cudaSuccess;
@@ -194,17 +213,17 @@ cudaError_t RunUpdate(const UpdateTensors* tensors, size_t count, const Update& 
 
 }  // namespace
 
-cudaError_t LaunchAdamW(DataType dtype, const AdamWCoefficients& c, const UpdateTensors* tensors,
-                        size_t count, cudaStream_t stream) {
+cudaError_t LaunchAdamW(DataType dtype, const AdamWCoefficients& c, const float* control,
+                        const UpdateTensors* tensors, size_t count, cudaStream_t stream) {
   return DispatchDtype<float, __half, __nv_bfloat16>(dtype, [&](auto tag) {
-    return RunUpdate<decltype(tag)>(tensors, count, AdamWUpdate{c}, stream);
+    return RunUpdate<decltype(tag)>(tensors, count, AdamWUpdate{c}, control, stream);
   });
 }
 
-cudaError_t LaunchSgd(DataType dtype, float lr, const UpdateTensors* tensors, size_t count,
-                      cudaStream_t stream) {
+cudaError_t LaunchSgd(DataType dtype, float lr, const float* control, const UpdateTensors* tensors,
+                      size_t count, cudaStream_t stream) {
   return DispatchDtype<float, __half, __nv_bfloat16>(dtype, [&](auto tag) {
-    return RunUpdate<decltype(tag)>(tensors, count, SgdUpdate{lr}, stream);
+    return RunUpdate<decltype(tag)>(tensors, count, SgdUpdate{lr}, control, stream);
   });
 }
 
@@ -212,7 +231,7 @@ cudaError_t LaunchOnnxAdam(DataType dtype, const OnnxAdamScalars& s, const Updat
                            size_t count, cudaStream_t stream) {
   return DispatchDtype<float, double>(dtype, [&](auto tag) {
     using T = decltype(tag);
-    return RunUpdate<T>(tensors, count, OnnxAdamUpdate<T>{s}, stream);
+    return RunUpdate<T>(tensors, count, OnnxAdamUpdate<T>{s}, nullptr, stream);
   });
 }
 
@@ -220,7 +239,7 @@ cudaError_t LaunchOnnxMomentum(DataType dtype, const OnnxMomentumScalars& s,
                                const UpdateTensors* tensors, size_t count, cudaStream_t stream) {
   return DispatchDtype<float, double>(dtype, [&](auto tag) {
     using T = decltype(tag);
-    return RunUpdate<T>(tensors, count, OnnxMomentumUpdate<T>{s}, stream);
+    return RunUpdate<T>(tensors, count, OnnxMomentumUpdate<T>{s}, nullptr, stream);
   });
 }
 
@@ -228,7 +247,7 @@ cudaError_t LaunchOnnxAdagrad(DataType dtype, const OnnxAdagradScalars& s,
                               const UpdateTensors* tensors, size_t count, cudaStream_t stream) {
   return DispatchDtype<float, double>(dtype, [&](auto tag) {
     using T = decltype(tag);
-    return RunUpdate<T>(tensors, count, OnnxAdagradUpdate<T>{s}, stream);
+    return RunUpdate<T>(tensors, count, OnnxAdagradUpdate<T>{s}, nullptr, stream);
   });
 }
 

@@ -14,6 +14,7 @@ Status RegisterCudaKernels(KernelRegistry& registry) {
   ZG_RETURN_IF_ERROR(RegisterCudaDataMovementKernels(registry));
   ZG_RETURN_IF_ERROR(RegisterCudaGatherKernels(registry));
   ZG_RETURN_IF_ERROR(RegisterCudaOptimizerKernels(registry));
+  ZG_RETURN_IF_ERROR(RegisterCudaGradientControlKernels(registry));
   ZG_RETURN_IF_ERROR(RegisterCudaLossKernels(registry));
   ZG_RETURN_IF_ERROR(RegisterCudaTrainingOpKernels(registry));
   ZG_RETURN_IF_ERROR(RegisterCudaFusedMatMulKernels(registry));
