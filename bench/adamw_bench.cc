@@ -1,14 +1,16 @@
-// adamw-bench: the fused AdamW update over one gradient bucket, in bytes moved per second, next to
-// memcpy moving the same number of bytes in the same process. The update reads X, G, M, V and
-// writes X, M, V (in place, as the executor runs it), so it moves 7 bytes per byte of one tensor;
-// the memcpy copies 3.5 tensors' worth, which reads and writes those same 7. A third column is a
-// trivial loop with AdamW's exact access pattern (x += g; m += g; v += g on the raw bits): the
-// bandwidth this pattern gets at best, so arithmetic the kernel fails to hide shows as a ratio
-// below 1 there. Prints a Markdown table; the goal (issue 4) is AdamW / memcpy >= 0.6.
+// adamw-bench: the fused AdamW and SGD updates over one gradient bucket, and the fp32 -> bf16
+// Cast of one, in bytes moved per second, next to memcpy moving the same number of bytes in the
+// same process. AdamW reads X, G, M, V and writes X, M, V (in place, as the executor runs it), so
+// it moves 7 bytes per byte of one tensor; SGD reads X and G and writes X, 3; Cast reads 4 bytes
+// per element and writes 2, 6. The memcpy copies half of that, which reads and writes the same
+// total. For AdamW a further column is a trivial loop with its exact access pattern (x += g;
+// m += g; v += g on the raw bits): the bandwidth this pattern gets at best, so arithmetic the
+// kernel fails to hide shows as a ratio below 1 there. Prints a Markdown table; the goal (issues
+// 4 and 15) is kernel / memcpy >= 0.6 in every dtype.
 //
 //   adamw-bench --elements 16777216 --reps 7 --dtypes fp32,fp16,bf16
 //
-// The kernel comes from the registry on a one-node IR graph, so this measures what graph-exec
+// The kernels come from the registry on one-node IR graphs, so this measures what graph-exec
 // runs, dispatch included (negligible next to 64 MiB of traffic).
 
 #include <algorithm>
@@ -43,16 +45,20 @@ struct Options {
   std::vector<std::string> dtypes = {"fp32", "fp16", "bf16"};
 };
 
-// One dtype's case: the node, its kernel and its tensors (X, G, M, V, updated in place).
+// One kernel on one dtype: its node's kernel and tensors. The updates write in place over their
+// inputs (`in_place` names the input of each output); Cast writes `outputs`.
 struct Case {
+  std::string op;  // AdamW, SGD or Cast (from fp32 to `dtype`)
   std::string label;
   DataType dtype = DataType::kUndefined;
   std::unique_ptr<OpKernel> kernel;
-  std::vector<DeviceTensor> inputs;  // lr, step, X, G, M, V
+  std::vector<DeviceTensor> inputs;
+  std::vector<DeviceTensor> outputs;
+  std::vector<int> in_place;
+  size_t bytes_moved = 0;
   std::vector<double> kernel_seconds;
   std::vector<double> memcpy_seconds;
-  std::vector<double> loop_seconds;
-  size_t bytes_moved() const { return 7 * inputs[2].byte_size(); }
+  std::vector<double> loop_seconds;  // AdamW's same-pattern loop
 };
 
 StatusOr<DataType> ParseDtype(const std::string& name) {
@@ -82,40 +88,65 @@ void Fill(DeviceTensor& tensor, Fn value) {
   }
 }
 
-StatusOr<Case> MakeCase(const std::string& label, const Options& options, Device& device,
-                        const KernelRegistry& registry, Graph& graph) {
+// Values normal in every dtype (fp16's smallest normal is 6.1e-5; no zeros), so the 16-bit
+// conversions see the values training does; V must be non-negative.
+float Pattern(const std::string& name, int64_t i) {
+  if (name == "x") return 0.02f * static_cast<float>(i % 101 - 50) + 0.01f;
+  if (name == "g") return 1e-3f * static_cast<float>(i % 89 - 44) + 5e-4f;
+  if (name == "m") return 1e-3f * static_cast<float>(i % 53 - 26) + 5e-4f;
+  return 1e-4f * static_cast<float>(i % 61 + 1);
+}
+
+StatusOr<Case> MakeCase(const std::string& op, const std::string& label, const Options& options,
+                        Device& device, const KernelRegistry& registry, Graph& graph) {
   Case c;
+  c.op = op;
   c.label = label;
   ZG_ASSIGN_OR_RETURN(c.dtype, ParseDtype(label));
   GraphBuilder builder(graph);
-  const std::vector<int64_t> shape = {options.elements};
-  std::vector<Value*> values = {builder.Input(StrCat(label, ".lr"), DataType::kFloat32, {}),
-                                builder.Input(StrCat(label, ".step"), DataType::kInt64, {})};
-  for (const char* name : {"x", "g", "m", "v"}) {
-    values.push_back(builder.Input(StrCat(label, ".", name), c.dtype, shape));
+  const Shape shape = {options.elements};
+  const std::string prefix = StrCat(op, ".", label);
+  std::vector<Value*> values;
+  std::vector<std::string> tensors;  // the names of the big inputs, for their fill pattern
+  if (op != "Cast") {
+    ZG_ASSIGN_OR_RETURN(DeviceTensor lr, DeviceTensor::Allocate(device, DataType::kFloat32, {}));
+    *lr.data_as<float>() = 1e-4f;
+    values.push_back(builder.Input(StrCat(prefix, ".lr"), DataType::kFloat32, {}));
+    c.inputs.push_back(std::move(lr));
   }
-  const std::vector<std::string> outputs = {StrCat(label, ".x_out"), StrCat(label, ".m_out"),
-                                            StrCat(label, ".v_out")};
-  Node* node = builder.AddNode({kZerographDomain, "AdamW"}, values, outputs);
-  const std::vector<DataType> dtypes = {
-      DataType::kFloat32, DataType::kInt64, c.dtype, c.dtype, c.dtype, c.dtype};
-  ZG_ASSIGN_OR_RETURN(c.kernel, registry.CreateKernel(*node, DeviceType::kCpu, dtypes));
-
-  ZG_ASSIGN_OR_RETURN(DeviceTensor lr, DeviceTensor::Allocate(device, DataType::kFloat32, {}));
-  ZG_ASSIGN_OR_RETURN(DeviceTensor step, DeviceTensor::Allocate(device, DataType::kInt64, {}));
-  *lr.data_as<float>() = 1e-4f;
-  *step.data_as<int64_t>() = 1;
-  c.inputs = {lr, step};
-  for (int i = 0; i < 4; ++i) {
-    ZG_ASSIGN_OR_RETURN(DeviceTensor t, DeviceTensor::Allocate(device, c.dtype, Shape(shape)));
+  if (op == "AdamW") {
+    ZG_ASSIGN_OR_RETURN(DeviceTensor step, DeviceTensor::Allocate(device, DataType::kInt64, {}));
+    *step.data_as<int64_t>() = 1;
+    values.push_back(builder.Input(StrCat(prefix, ".step"), DataType::kInt64, {}));
+    c.inputs.push_back(std::move(step));
+    tensors = {"x", "g", "m", "v"};
+    c.in_place = {2, 4, 5};
+  } else if (op == "SGD") {
+    tensors = {"x", "g"};
+    c.in_place = {1};
+  } else {
+    tensors = {"x"};
+  }
+  const DataType input_dtype = op == "Cast" ? DataType::kFloat32 : c.dtype;
+  for (const std::string& name : tensors) {
+    values.push_back(builder.Input(StrCat(prefix, ".", name), input_dtype, shape));
+    ZG_ASSIGN_OR_RETURN(DeviceTensor t, DeviceTensor::Allocate(device, input_dtype, shape));
+    Fill(t, [&](int64_t i) { return Pattern(name, i); });
     c.inputs.push_back(std::move(t));
   }
-  // Values normal in every dtype (fp16's smallest normal is 6.1e-5; no zeros), so the 16-bit
-  // conversions take their common path; V must be non-negative.
-  Fill(c.inputs[2], [](int64_t i) { return 0.02f * static_cast<float>(i % 101 - 50) + 0.01f; });
-  Fill(c.inputs[3], [](int64_t i) { return 1e-3f * static_cast<float>(i % 89 - 44) + 5e-4f; });
-  Fill(c.inputs[4], [](int64_t i) { return 1e-3f * static_cast<float>(i % 53 - 26) + 5e-4f; });
-  Fill(c.inputs[5], [](int64_t i) { return 1e-4f * static_cast<float>(i % 61 + 1); });
+  std::vector<std::string> outputs;
+  const size_t num_outputs = op == "Cast" ? 1 : c.in_place.size();
+  for (size_t o = 0; o < num_outputs; ++o) outputs.push_back(StrCat(prefix, ".out", o));
+  Node* node;
+  if (op == "Cast") {
+    node =
+        builder.AddNode({"", "Cast"}, values, outputs, {Attr("to", static_cast<int64_t>(c.dtype))});
+  } else {
+    node = builder.AddNode({kZerographDomain, op}, values, outputs);
+  }
+  std::vector<DataType> dtypes;
+  for (const DeviceTensor& t : c.inputs) dtypes.push_back(t.dtype());
+  ZG_ASSIGN_OR_RETURN(c.kernel, registry.CreateKernel(*node, DeviceType::kCpu, dtypes));
 
   std::vector<TensorSpec> specs;
   for (const DeviceTensor& t : c.inputs) specs.push_back({t.dtype(), t.shape()});
@@ -123,12 +154,20 @@ StatusOr<Case> MakeCase(const std::string& label, const Options& options, Device
   for (const TensorSpec& spec : specs) spec_ptrs.push_back(&spec);
   ZG_ASSIGN_OR_RETURN(std::vector<OutputInfo> infos,
                       c.kernel->InferOutputs(ShapeContext{node, spec_ptrs, {}}));
-  // The executor updates X, M and V in place; check the kernel still allows it.
-  const int expected_in_place[] = {2, 4, 5};
-  ZG_RET_CHECK(infos.size() == 3, "AdamW has ", infos.size(), " outputs");
-  for (size_t o = 0; o < infos.size(); ++o) {
-    ZG_RET_CHECK(infos[o].in_place_input == expected_in_place[o], "AdamW output ", o,
-                 " is not in place over input ", expected_in_place[o]);
+  // The executor updates the parameters and states in place; check the kernel still allows it.
+  ZG_RET_CHECK(infos.size() == num_outputs, op, " has ", infos.size(), " outputs");
+  for (size_t o = 0; o < c.in_place.size(); ++o) {
+    ZG_RET_CHECK(infos[o].in_place_input == c.in_place[o], op, " output ", o,
+                 " is not in place over input ", c.in_place[o]);
+  }
+  const size_t tensor_bytes = c.inputs.back().byte_size();
+  if (op == "Cast") {
+    ZG_ASSIGN_OR_RETURN(DeviceTensor out, DeviceTensor::Allocate(device, c.dtype, shape));
+    Fill(out, [](int64_t) { return 0.0f; });
+    c.bytes_moved = tensor_bytes + out.byte_size();
+    c.outputs.push_back(std::move(out));
+  } else {
+    c.bytes_moved = (tensors.size() + c.in_place.size()) * tensor_bytes;
   }
   return c;
 }
@@ -162,10 +201,13 @@ Status Run(const Options& options) {
   Graph graph;
   std::vector<Case> cases;
   size_t max_bytes = 0;
-  for (const std::string& label : options.dtypes) {
-    ZG_ASSIGN_OR_RETURN(Case c, MakeCase(label, options, *device, registry, graph));
-    max_bytes = std::max(max_bytes, c.bytes_moved());
-    cases.push_back(std::move(c));
+  for (const std::string op : {"AdamW", "SGD", "Cast"}) {
+    for (const std::string& label : options.dtypes) {
+      if (op == "Cast" && label == "fp32") continue;  // Cast rows: fp32 to each 16-bit dtype
+      ZG_ASSIGN_OR_RETURN(Case c, MakeCase(op, label, options, *device, registry, graph));
+      max_bytes = std::max(max_bytes, c.bytes_moved);
+      cases.push_back(std::move(c));
+    }
   }
   // memcpy's source and destination, each half of the largest case's traffic, pages touched.
   ZG_ASSIGN_OR_RETURN(std::shared_ptr<Buffer> source, device->Allocate(max_bytes / 2));
@@ -185,12 +227,14 @@ Status Run(const Options& options) {
   auto run_kernel = [&](Case& c) -> Status {
     std::vector<const DeviceTensor*> inputs;
     for (const DeviceTensor& t : c.inputs) inputs.push_back(&t);
-    std::vector<DeviceTensor*> outputs = {&c.inputs[2], &c.inputs[4], &c.inputs[5]};
-    ++*c.inputs[1].data_as<int64_t>();  // a real step counter, as training advances it
+    std::vector<DeviceTensor*> outputs;
+    for (int input : c.in_place) outputs.push_back(&c.inputs[static_cast<size_t>(input)]);
+    for (DeviceTensor& t : c.outputs) outputs.push_back(&t);
+    if (c.op == "AdamW") ++*c.inputs[1].data_as<int64_t>();  // a real step counter
     return c.kernel->Compute(KernelContext{inputs, outputs, stream.get(), nullptr});
   };
   auto run_memcpy = [&](const Case& c) {
-    std::memcpy(destination->data(), source->data(), c.bytes_moved() / 2);
+    std::memcpy(destination->data(), source->data(), c.bytes_moved / 2);
   };
   auto run_loop = [&](const Case& c) {
     auto as = [&](int i, auto* type) { return static_cast<decltype(type)>(scratch[i]->data()); };
@@ -204,11 +248,11 @@ Status Run(const Options& options) {
     }
   };
 
-  // One untimed round warms caches, TLBs and the branch predictors; then the three alternate, so
-  // load from other processes on a shared machine hits them alike.
+  // One untimed round warms caches, TLBs and the branch predictors; then they alternate, so load
+  // from other processes on a shared machine hits them alike.
   for (Case& c : cases) {
     run_memcpy(c);
-    run_loop(c);
+    if (c.op == "AdamW") run_loop(c);
     ZG_RETURN_IF_ERROR(run_kernel(c));
   }
   for (int rep = 0; rep < options.reps; ++rep) {
@@ -216,9 +260,11 @@ Status Run(const Options& options) {
       auto start = std::chrono::steady_clock::now();
       run_memcpy(c);
       c.memcpy_seconds.push_back(Seconds(start));
-      start = std::chrono::steady_clock::now();
-      run_loop(c);
-      c.loop_seconds.push_back(Seconds(start));
+      if (c.op == "AdamW") {
+        start = std::chrono::steady_clock::now();
+        run_loop(c);
+        c.loop_seconds.push_back(Seconds(start));
+      }
       start = std::chrono::steady_clock::now();
       ZG_RETURN_IF_ERROR(run_kernel(c));
       c.kernel_seconds.push_back(Seconds(start));
@@ -227,23 +273,29 @@ Status Run(const Options& options) {
 
   std::printf(
       "Median of %d alternating repetitions after one warm-up, one thread, warm pages. Bytes "
-      "moved = 7 x one tensor (X, G, M, V read; X, M, V written in place); memcpy copies half "
+      "moved: AdamW 7 x one tensor (X, G, M, V read; X, M, V written in place), SGD 3 x (X, G "
+      "read; X written in place), Cast fp32 -> 16-bit 4 + 2 bytes per element; memcpy copies half "
       "that many bytes, so it reads and writes the same total; the same-pattern loop moves "
       "exactly AdamW's bytes with integer adds.\n\n",
       options.reps);
   std::printf(
-      "| dtype | elements | bytes moved (MiB) | AdamW ms | AdamW GB/s | memcpy GB/s "
-      "| AdamW / memcpy | same-pattern loop GB/s | AdamW / loop |\n");
-  std::printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+      "| kernel | dtype | elements | bytes moved (MiB) | kernel ms | kernel GB/s | memcpy GB/s "
+      "| kernel / memcpy | same-pattern loop GB/s | kernel / loop |\n");
+  std::printf("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
   for (const Case& c : cases) {
-    const double bytes = static_cast<double>(c.bytes_moved());
+    const double bytes = static_cast<double>(c.bytes_moved);
     const double kernel = Median(c.kernel_seconds);
     const double copy = Median(c.memcpy_seconds);
-    const double loop = Median(c.loop_seconds);
-    std::printf("| %s | %lld | %.0f | %.2f | %.2f | %.2f | **%.2f** | %.2f | %.2f |\n",
-                c.label.c_str(), static_cast<long long>(options.elements), bytes / (1 << 20),
-                kernel * 1e3, bytes / kernel / 1e9, bytes / copy / 1e9, copy / kernel,
-                bytes / loop / 1e9, loop / kernel);
+    const std::string dtype = c.op == "Cast" ? StrCat("fp32 -> ", c.label) : c.label;
+    std::printf("| %s | %s | %lld | %.0f | %.2f | %.2f | %.2f | **%.2f** | ", c.op.c_str(),
+                dtype.c_str(), static_cast<long long>(options.elements), bytes / (1 << 20),
+                kernel * 1e3, bytes / kernel / 1e9, bytes / copy / 1e9, copy / kernel);
+    if (c.loop_seconds.empty()) {
+      std::printf("- | - |\n");
+    } else {
+      const double loop = Median(c.loop_seconds);
+      std::printf("%.2f | %.2f |\n", bytes / loop / 1e9, loop / kernel);
+    }
   }
   return Status::Ok();
 }
@@ -253,7 +305,7 @@ Status Run(const Options& options) {
 
 int main(int argc, char** argv) {
   zerograph::runtime::Options options;
-  CLI::App app("The fused AdamW kernel against memcpy of the same bytes.");
+  CLI::App app("The fused AdamW and SGD updates and Cast against memcpy of the same bytes.");
   app.add_option("--elements", options.elements, "Elements per tensor (one bucket)")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();

@@ -49,8 +49,10 @@ for row in rows(sys.argv[1]):
         if key in row:
             print(f"graph-io {key} (ms)", row[key])
 for row in rows(sys.argv[2]):
-    if 'AdamW ms' in row:
+    if 'AdamW ms' in row:  # the table before SGD and Cast joined it
         print(f"adamw {row['dtype']} (ms)", row['AdamW ms'])
+    elif 'kernel ms' in row:
+        print(f"{row['kernel'].lower()} {row['dtype']} (ms)", row['kernel ms'])
 EOF
 }
 

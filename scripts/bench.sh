@@ -276,14 +276,20 @@ EOF
 
 section_adamw() {
   cat <<'EOF'
-## Kernel: fused AdamW over one bucket against memcpy (`bench/adamw_bench.cc`)
+## Kernel: fused AdamW and SGD over one bucket against memcpy (`bench/adamw_bench.cc`)
 
 Issue 4 asks the fused AdamW update to move bytes at **>= 0.6x** the speed of `memcpy` moving the
-same bytes, in the same run. The kernel is made by the CPU kernel registry from a one-node graph, as
-graph-exec makes it, and updates X, M and V in place, as the executor runs it.
+same bytes, in the same run, and issue 15 the same of AdamW and SGD in fp16 and bf16 (mixed
+precision). Their 16-bit loads and stores run eight at a time with AVX2 and F16C where the CPU has
+them (`src/runtime/kernels/cpu/avx2_narrow_loops.cc`, chosen at run time, so the portable build
+keeps working), else through the branch-free conversions of `include/zerograph/runtime/half.h`,
+which GCC vectorizes with SSE2; both give the same bits. The Cast rows (fp32 to fp16 and bf16)
+take the same loops. Each kernel is made by the CPU kernel registry from a one-node graph, as
+graph-exec makes it; the updates run in place, as the executor runs them.
 
-- AdamW / memcpy is the goal's ratio. It can exceed 1: memcpy's 7 bytes are half writes to a
-  separate buffer, while AdamW writes back lines it has just read, and writes cost more than reads.
+- kernel / memcpy is the goal's ratio. It can exceed 1: memcpy's bytes are half writes to a
+  separate buffer, while an update writes back lines it has just read, and writes cost more than
+  reads.
 - The same-pattern loop (`x += g; m += g; v += g` over the raw bits) has AdamW's exact access
   pattern and no arithmetic: AdamW / loop near 1 means the update's arithmetic hides under memory
   traffic; far below 1 means the kernel is compute-bound.

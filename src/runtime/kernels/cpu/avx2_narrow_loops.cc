@@ -54,18 +54,22 @@ __m256 LoadBFloat16(const uint16_t* p) {
   return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
 }
 
-// half.h's FloatToBFloat16Bits, eight at a time.
+// half.h's FloatToBFloat16Bits, eight at a time: round the low half of each lane away to nearest
+// even (a carry may bump the exponent), or for a NaN lane set the quiet bit instead; then keep each
+// lane's top two bytes (a byte shuffle within each 128-bit half, then the halves joined).
 void StoreBFloat16(uint16_t* p, __m256 value) {
   const __m256i x = _mm256_castps_si256(value);
   const __m256i odd = _mm256_and_si256(_mm256_srli_epi32(x, 16), Splat(1));
-  const __m256i rounded =
-      _mm256_srli_epi32(_mm256_add_epi32(_mm256_add_epi32(x, Splat(0x7fff)), odd), 16);
-  const __m256i quiet = _mm256_or_si256(_mm256_srli_epi32(x, 16), Splat(0x40));
-  const __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(x, Splat(0x7fffffff)), Splat(0x7f800000));
-  const __m256i bits = _mm256_blendv_epi8(rounded, quiet, nan);
-  const __m128i packed =
-      _mm_packus_epi32(_mm256_castsi256_si128(bits), _mm256_extracti128_si256(bits, 1));
-  _mm_storeu_si128(reinterpret_cast<__m128i*>(p), packed);
+  __m256i bits = _mm256_add_epi32(x, _mm256_add_epi32(odd, Splat(0x7fff)));
+  if (AnyNan(value)) {
+    const __m256i nan = _mm256_castps_si256(_mm256_cmp_ps(value, value, _CMP_UNORD_Q));
+    bits = _mm256_blendv_epi8(bits, _mm256_or_si256(x, Splat(0x400000)), nan);
+  }
+  const __m256i top_halves =
+      _mm256_setr_epi8(2, 3, 6, 7, 10, 11, 14, 15, -1, -1, -1, -1, -1, -1, -1, -1, 2, 3, 6, 7, 10,
+                       11, 14, 15, -1, -1, -1, -1, -1, -1, -1, -1);
+  const __m256i packed = _mm256_permute4x64_epi64(_mm256_shuffle_epi8(bits, top_halves), 0b1000);
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(p), _mm256_castsi256_si128(packed));
 }
 
 template <NarrowFloat F>
