@@ -403,7 +403,11 @@ Status RunRewriteGraph(const RewriteGraphOptions& options) {
         .master_grads = options.master_grads});
     if (options.overlap) pipeline.AddPass<OverlapPass>();
   }
-  if (options.clip_grad_norm || loss_scaling) {
+  // A control made before sharding is rebuilt for the sharded layout.
+  const bool controlled = std::any_of(graph->nodes().begin(), graph->nodes().end(), [](Node* n) {
+    return n->Is(kZerographDomain, "GradientControl");
+  });
+  if (options.clip_grad_norm || loss_scaling || (controlled && options.nranks)) {
     GradientControlPass::Options control = options.control;
     control.max_norm = options.clip_grad_norm.value_or(0.0f);
     pipeline.AddPass<GradientControlPass>(control);

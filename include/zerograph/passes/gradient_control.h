@@ -21,11 +21,14 @@ namespace zerograph {
 //
 // Every rank computes the same control, so a step whose gradients overflowed is skipped on every
 // rank. Runs after sharding-stage1 and overlap (its all-reduce joins the other collectives'
-// stream); the optimizers must be org.zerograph's, whose updates take the control.
+// stream); the optimizers must be org.zerograph's, whose updates take the control. A graph that
+// already has a control (made before it was sharded) keeps it, with its settings: the pass
+// rebuilds the sums it reads for the graph's layout now.
 class GradientControlPass : public GraphPass {
  public:
   struct Options {
-    // Clip to this global L2 norm (PyTorch's clip_grad_norm_); 0: no clipping.
+    // Clip to this global L2 norm (PyTorch's clip_grad_norm_); 0: no clipping, or the existing
+    // control's norm.
     float max_norm = 0;
     // Dynamic loss scaling, when the graph has zerograph.loss_scaling (PyTorch GradScaler's
     // defaults): the scale grows after `growth_interval` steps without overflow, and backs off

@@ -118,22 +118,17 @@ StatusOr<int64_t> EraseDeadNodes(Graph& graph) {
 }
 
 // The loss scale's state (`zg.loss_scale` = `initial`, `zg.loss_scale.good_steps` = 0, fp32
-// scalars); returns the scale, the loss's gradient seed.
-StatusOr<Value*> AddLossScale(Graph& graph, const Value& loss, const TensorType& loss_type,
-                              float initial, std::optional<TrainingSpec::LossScaling>& scaling) {
-  ZG_RETURN_IF_NOT(loss_type.dtype == DataType::kFloat32, "loss scaling needs an fp32 loss; '",
-                   loss.name(), "' is ", loss_type.ToString(),
-                   " (with --amp, the graph's outputs keep their fp32 dtype)");
+// scalars). Added before the shapes are inferred, so that the seed's shape is known.
+StatusOr<TrainingSpec::LossScaling> AddLossScale(Graph& graph, float initial) {
   ZG_RETURN_IF_NOT(std::isfinite(initial) && initial > 0,
                    "the initial loss scale must be positive and finite, got ", initial);
   auto add_scalar = [&graph](std::string_view name, float value) {
     return graph.AddInitializer(name, DataType::kFloat32, {},
                                 std::as_bytes(std::span<const float>(&value, 1)));
   };
-  Value* scale = add_scalar("zg.loss_scale", initial);
+  const Value* scale = add_scalar("zg.loss_scale", initial);
   const Value* good_steps = add_scalar("zg.loss_scale.good_steps", 0.0f);
-  scaling = TrainingSpec::LossScaling{std::string(scale->name()), std::string(good_steps->name())};
-  return scale;
+  return TrainingSpec::LossScaling{std::string(scale->name()), std::string(good_steps->name())};
 }
 
 }  // namespace
@@ -166,6 +161,10 @@ StatusOr<bool> AutodiffPass::RunImpl(Graph& graph) {
 
   for (Node* node : graph.nodes()) node->SetRole(OpRole::kForward);
   const int64_t forward_nodes = static_cast<int64_t>(graph.num_nodes());
+  std::optional<TrainingSpec::LossScaling> loss_scaling;
+  if (options_.loss_scale) {
+    ZG_ASSIGN_OR_RETURN(loss_scaling, AddLossScale(graph, *options_.loss_scale));
+  }
   ZG_ASSIGN_OR_RETURN(autodiff::ValueShapes shapes, autodiff::ValueShapes::Infer(graph));
   Node* const last_forward = graph.last_node();
   ZG_ASSIGN_OR_RETURN(autodiff::AppendedLoss loss,
@@ -185,11 +184,14 @@ StatusOr<bool> AutodiffPass::RunImpl(Graph& graph) {
   }
   const int64_t before_backward = static_cast<int64_t>(graph.num_nodes());
   Value* const outputs[] = {loss.loss};
-  std::optional<TrainingSpec::LossScaling> loss_scaling;
+  // With loss scaling the backward starts from the scale, not 1.
   Value* seeds[] = {nullptr};
-  if (options_.loss_scale) {
-    ZG_ASSIGN_OR_RETURN(seeds[0], AddLossScale(graph, *loss.loss, shapes.type(*loss.loss),
-                                               *options_.loss_scale, loss_scaling));
+  if (loss_scaling) {
+    const TensorType& loss_type = shapes.type(*loss.loss);
+    ZG_RETURN_IF_NOT(loss_type.dtype == DataType::kFloat32, "loss scaling needs an fp32 loss; '",
+                     loss.loss->name(), "' is ", loss_type.ToString(),
+                     " (with --amp, the graph's outputs keep their fp32 dtype)");
+    seeds[0] = graph.FindValue(loss_scaling->scale);
   }
   ZG_ASSIGN_OR_RETURN(std::vector<Value*> grads,
                       autodiff::SweepBackward(graph, std::move(shapes), outputs, seeds, trainable));
