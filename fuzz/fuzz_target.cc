@@ -9,7 +9,7 @@
 
 namespace zerograph::fuzz {
 
-std::string WriteScratchFile(const std::string& name, std::span<const uint8_t> input) {
+std::string ScratchFolder() {
   // One folder per process: libFuzzer's -jobs/-workers run several at once.
   // In memory where there is /dev/shm: on a disk the write and the mapping cost 10x the parse.
   static const std::filesystem::path folder = [] {
@@ -25,7 +25,11 @@ std::string WriteScratchFile(const std::string& name, std::span<const uint8_t> i
     });
     return path;
   }();
-  const std::string path = (folder / name).string();
+  return folder.string();
+}
+
+std::string WriteScratchFile(const std::string& name, std::span<const uint8_t> input) {
+  const std::string path = ScratchFolder() + "/" + name;
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out.write(reinterpret_cast<const char*>(input.data()),
             static_cast<std::streamsize>(input.size()));

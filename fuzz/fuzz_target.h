@@ -21,6 +21,9 @@ Status RunOne(std::span<const uint8_t> input);
 // temporary directory) and returns its path, for loaders that read files.
 std::string WriteScratchFile(const std::string& name, std::span<const uint8_t> input);
 
+// This process's scratch folder (WriteScratchFile's), for loaders that read a folder.
+std::string ScratchFolder();
+
 // Reads every byte of `bytes`, so that a span pointing outside its file faults under ASan.
 void TouchBytes(std::span<const std::byte> bytes);
 
