@@ -2,6 +2,8 @@
 // resuming checkpoints, or runs a model once (--run-once).
 
 #include <algorithm>
+#include <chrono>
+#include <cmath>
 #include <csignal>
 #include <cstdint>
 #include <cstdio>
@@ -63,6 +65,8 @@ struct GraphExecOptions {
   bool list_ops = false;
   bool overwrite = false;
   bool no_progress = false;
+  // Seconds a rank waits for the others in a collective before the job ends; 0: no limit.
+  double timeout = 0;
 };
 
 void SetUpGraphExec(CLI::App& app, GraphExecOptions& options) {
@@ -130,6 +134,14 @@ void SetUpGraphExec(CLI::App& app, GraphExecOptions& options) {
   CLI::Option* trace =
       app.add_option("--trace", options.trace, "Write a Chrome trace (one lane per stream)")
           ->type_name("FILE");
+  app.add_option("--timeout", options.timeout,
+                 "Seconds a rank waits for the others in a collective (a step's communication, "
+                 "its loss, a save) before it names the ranks that did not arrive and ends the "
+                 "job with exit 3; 0: wait forever. Longer than the slowest save or load")
+      ->envname("ZG_TIMEOUT")
+      ->check(cli::NonNegative())
+      ->capture_default_str()
+      ->type_name("SECONDS");
   app.add_flag("--no-progress", options.no_progress,
                "No progress bar (drawn on rank 0's stderr when it is a terminal)");
   app.add_flag("--overwrite", options.overwrite,
@@ -236,7 +248,8 @@ struct Backend {
 
 // CPU: MPI (or one rank) and the CPU kernels. CUDA: the GPU of this rank's place on its machine,
 // NCCL, and the CUDA kernels beside the CPU ones.
-StatusOr<Backend> MakeBackend(std::string_view device_name) {
+// `timeout` (seconds, 0: the default) bounds NCCL's waits; MPI's is set before training.
+StatusOr<Backend> MakeBackend(std::string_view device_name, double timeout) {
   Backend backend;
   ZG_RETURN_IF_ERROR(runtime::RegisterCpuKernels(backend.registry));
   if (device_name == "cpu") {
@@ -265,7 +278,11 @@ StatusOr<Backend> MakeBackend(std::string_view device_name) {
                                      " GPU(s): launch at most one rank per GPU"));
     }
     ZG_ASSIGN_OR_RETURN(backend.device, runtime::CreateCudaDevice(ranks.local_rank()));
-    ZG_ASSIGN_OR_RETURN(backend.comm, runtime::CreateNcclCommunicator(*backend.device, ranks));
+    runtime::NcclCommunicatorOptions nccl;
+    // NCCL's watchdog counts whole seconds.
+    if (timeout > 0) nccl.timeout = std::chrono::seconds(static_cast<int64_t>(std::ceil(timeout)));
+    ZG_ASSIGN_OR_RETURN(backend.comm,
+                        runtime::CreateNcclCommunicator(*backend.device, ranks, nccl));
 #if ZG_WITH_CUDA
     ZG_RETURN_IF_ERROR(runtime::RegisterCudaKernels(backend.registry));
 #endif
@@ -358,7 +375,7 @@ class StopSignalHandlers {
 };
 
 StatusOr<int> Train(const GraphExecOptions& options) {
-  ZG_ASSIGN_OR_RETURN(Backend backend, MakeBackend(options.device));
+  ZG_ASSIGN_OR_RETURN(Backend backend, MakeBackend(options.device, options.timeout));
   std::unique_ptr<runtime::Communicator>& comm = backend.comm;
   std::unique_ptr<runtime::Device>& device = backend.device;
   const runtime::KernelRegistry& registry = backend.registry;
@@ -458,6 +475,8 @@ StatusOr<int> Train(const GraphExecOptions& options) {
   }
   train.stop_signal = [] { return static_cast<int>(g_stop_signal); };
   const StopSignalHandlers stop_handlers;
+  // Set for training only: setup waits on loads whose time the user does not choose.
+  comm->SetTimeout(std::chrono::milliseconds(static_cast<int64_t>(options.timeout * 1000)));
   StatusOr<std::vector<StepResult>> result = trainer->Train(train);
   if (const int signal = trainer->stopped_by_signal(); result.ok() && signal != 0) {
     if (rank0) {

@@ -13,6 +13,9 @@ packages=(
   nlohmann-json3-dev
   libopenblas-dev
   python3-onnx python3-numpy python3-venv
+  # The fuzz targets (scripts/fuzz.sh): clang and its libFuzzer, ASan and UBSan runtimes. (GCC's
+  # sanitizer runtimes, for scripts/test.sh --sanitize, come with g++.)
+  clang libclang-rt-14-dev
 )
 
 missing=()

@@ -3,10 +3,12 @@
 #include <fcntl.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <set>
 #include <sstream>
@@ -84,10 +86,15 @@ StatusOr<StateTensor> ParseStateTensor(const Json& json, std::string_view where)
                    json["dtype"].get<std::string>(), "'");
   t.dtype = *dtype;
   for (const Json& dim : json["shape"]) {
-    ZG_RETURN_IF_NOT(dim.is_number_integer() && dim.get<int64_t>() >= 0, where, ": tensor '",
-                     t.name, "' has a bad dimension ", dim.dump());
+    ZG_RETURN_IF_NOT(IsInt64(dim) && dim.get<int64_t>() >= 0, where, ": tensor '", t.name,
+                     "' has a bad dimension ", dim.dump());
     t.shape.push_back(dim.get<int64_t>());
   }
+  // Element and byte counts are computed unchecked from here on.
+  StatusOr<int64_t> numel = CheckedNumElements(t.shape);
+  ZG_RETURN_IF_NOT(numel.ok() && *numel <= std::numeric_limits<int64_t>::max() /
+                                               static_cast<int64_t>(ElementSize(t.dtype)),
+                   where, ": tensor '", t.name, "' has more bytes than int64 counts");
   if (json.contains("param")) t.is_param = json["param"].is_boolean() && json["param"].get<bool>();
   return t;
 }
@@ -255,8 +262,8 @@ StatusOr<CheckpointManifest> CheckpointManifest::FromJson(std::string_view text)
   ZG_ASSIGN_OR_RETURN(Json json, ParseJson(text, "manifest.json"));
   ZG_RETURN_IF_NOT(json.is_object(), "manifest.json is not a JSON object");
   auto integer = [&](const char* key) -> StatusOr<int64_t> {
-    ZG_RETURN_IF_NOT(json.contains(key) && json[key].is_number_integer(), "manifest.json: '", key,
-                     "' is missing or not an integer");
+    ZG_RETURN_IF_NOT(json.contains(key) && IsInt64(json[key]), "manifest.json: '", key,
+                     "' is missing or not an integer within int64");
     return json[key].get<int64_t>();
   };
   auto string = [&](const char* key) -> StatusOr<std::string> {
@@ -300,8 +307,8 @@ StatusOr<CheckpointManifest> CheckpointManifest::FromJson(std::string_view text)
   std::set<std::string, std::less<>> file_names;
   for (const Json& f : json["files"]) {
     ZG_RETURN_IF_NOT(f.is_object() && f.contains("name") && f["name"].is_string() &&
-                         f.contains("bytes") && f["bytes"].is_number_integer() &&
-                         f.contains("crc32") && f["crc32"].is_string(),
+                         f.contains("bytes") && IsInt64(f["bytes"]) && f.contains("crc32") &&
+                         f["crc32"].is_string(),
                      "manifest.json: a file entry lacks name, bytes or crc32");
     File file;
     file.name = f["name"].get<std::string>();
@@ -309,7 +316,12 @@ StatusOr<CheckpointManifest> CheckpointManifest::FromJson(std::string_view text)
                          file.name != "." && !file.name.empty(),
                      "manifest.json: file name '", file.name, "' is not a plain file name");
     file.bytes = f["bytes"].get<int64_t>();
-    file.crc32 = static_cast<uint32_t>(std::stoul(f["crc32"].get<std::string>(), nullptr, 16));
+    // Eight hex digits, as ToJson writes them (std::stoul would throw on anything else).
+    const std::string crc = f["crc32"].get<std::string>();
+    const auto [end, error] = std::from_chars(crc.data(), crc.data() + crc.size(), file.crc32, 16);
+    ZG_RETURN_IF_NOT(error == std::errc() && end == crc.data() + crc.size() && crc.size() == 8,
+                     "manifest.json: file '", file.name, "' has crc32 '", crc,
+                     "', not 8 hex digits");
     ZG_RETURN_IF_NOT(file_names.insert(file.name).second, "manifest.json: file '", file.name,
                      "' is listed twice");
     m.files.push_back(std::move(file));
@@ -324,8 +336,8 @@ StatusOr<CheckpointManifest> CheckpointManifest::FromJson(std::string_view text)
                      head.name, "' has no pieces");
     for (const Json& p : t["pieces"]) {
       ZG_RETURN_IF_NOT(p.is_object() && p.contains("file") && p["file"].is_string() &&
-                           p.contains("begin") && p["begin"].is_number_integer() &&
-                           p.contains("end") && p["end"].is_number_integer(),
+                           p.contains("begin") && IsInt64(p["begin"]) && p.contains("end") &&
+                           IsInt64(p["end"]),
                        "manifest.json: tensor '", head.name, "': a piece lacks file, begin or end");
       CheckpointPiece piece{p["file"].get<std::string>(), p["begin"].get<int64_t>(),
                             p["end"].get<int64_t>()};

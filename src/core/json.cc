@@ -1,6 +1,7 @@
 #include "zerograph/core/json.h"
 
 #include <algorithm>
+#include <limits>
 #include <set>
 #include <vector>
 
@@ -92,6 +93,13 @@ StatusOr<nlohmann::ordered_json> ParseJson(std::string_view text, std::string_vi
       nlohmann::ordered_json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
   ZG_RET_CHECK(!json.is_discarded(), "JSON that passed the check failed to parse");
   return json;
+}
+
+bool IsInt64(const nlohmann::ordered_json& value) {
+  if (value.is_number_unsigned()) {
+    return value.get<uint64_t>() <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
+  }
+  return value.is_number_integer();
 }
 
 void AppendJsonString(std::string_view text, std::string& out) {

@@ -1,8 +1,10 @@
 #include "zerograph/ir/layout_manifest.h"
 
+#include <algorithm>
 #include <charconv>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -156,11 +158,20 @@ StatusOr<DataType> ParseDtype(const Json& value, std::string_view where) {
   return InvalidArgumentError(StrCat(where, ": unknown dtype '", name, "'"));
 }
 
-// Reads a typed field, reporting the path of a missing or mistyped one.
+// Reads a typed field, reporting the path of a missing or mistyped one. Integers are taken only
+// from JSON integers that fit (IsInt64), never converted from floats.
 template <typename T>
 Status Field(const Json& object, const char* key, std::string_view where, T& out) {
   auto it = object.find(key);
   ZG_RETURN_IF_NOT(it != object.end(), where, ": missing '", key, "'");
+  bool integers_fit = true;
+  if constexpr (std::is_same_v<T, int64_t>) {
+    integers_fit = IsInt64(*it);
+  } else if constexpr (std::is_same_v<T, std::vector<int64_t>>) {
+    integers_fit = !it->is_array() || std::all_of(it->begin(), it->end(), IsInt64);
+  }
+  ZG_RETURN_IF_NOT(integers_fit, where, ": '", key, "' must be an integer (a list of them) ",
+                   "within int64");
   try {
     out = it->template get<T>();
   } catch (const Json::exception&) {

@@ -123,6 +123,15 @@ Status Communicator::Broadcast(DeviceTensor& tensor, int root, Stream& stream) {
 
 Status Communicator::Barrier() { return BarrierImpl(); }
 
+std::string Communicator::CollectiveLabel(std::string_view collective) const {
+  const int64_t step = step_.load(std::memory_order_relaxed);
+  return step < 0 ? StrCat("the ", collective) : StrCat("step ", step, "'s ", collective);
+}
+
+std::string Communicator::RankList(std::span<const int> ranks) {
+  return StrCat(ranks.size() == 1 ? "rank " : "ranks ", StrJoin(ranks, ", "));
+}
+
 void Communicator::Abort(int exit_code) {
   AbortImpl(exit_code);
   std::_Exit(exit_code);

@@ -164,6 +164,7 @@ StatusOr<std::vector<StepResult>> Trainer::Train(const TrainOptions& options) {
   const auto run_start = std::chrono::steady_clock::now();
   for (int64_t step = options.first_step; step < options.first_step + options.steps; ++step) {
     const auto start = std::chrono::steady_clock::now();
+    comm_->SetStep(step);  // names the step in a collective's timeout
     for (auto& [name, bytes] : rows) {
       ZG_RETURN_IF_ERROR(dataset_->Rows(name, step, comm_->rank(), bytes));
       ZG_RETURN_IF_ERROR(executor.SetInput(name, bytes));

@@ -11,6 +11,16 @@
 #   write_error a save that cannot be written (a file-size limit, ulimit -f, fails the write as a
 #               full disk would): exit 3 naming the file; the previous checkpoint and `latest`
 #               intact, no partial folder
+#   sigstop     2 ranks under mpirun with --timeout 5, one rank SIGSTOPped mid-run: mpirun exits 3
+#               within 5 + 15 s, the other rank naming the stopped one; no rank left behind
+#   sigstop_env the same with the timeout from ZG_TIMEOUT
+#   disk_full   a save onto a full tmpfs (mounted here; skipped, saying so, where mounting is not
+#               allowed): exit 3 naming the file and "No space left on device"; the previous
+#               checkpoint and `latest` intact, no partial folder
+#   write_error_one_rank
+#               2 ranks, only rank 1's file cannot be written (ulimit -f on that rank): every rank
+#               exits non-zero, exit 3 naming rank 1's file; the previous checkpoint and `latest`
+#               intact, no partial folder
 #
 # Usage: check_stop_and_faults.sh CASE OUT_DIR REWRITE_GRAPH GRAPH_EXEC MPIEXEC GRAPH DATA
 set -euo pipefail
@@ -124,6 +134,84 @@ write_error)
   [ "$(ls -A "$out/ckpt")" = "$(printf 'latest\nstep-000004')" ] ||
     fail "the save folder holds more than the previous checkpoint: $(ls -A "$out/ckpt")"
   "$exec" "$graph" --data "$data" --steps 6 --lr 0.001 --load "$out/ckpt" --no-progress \
+    >"$out/resumed.log" 2>&1 || { cat "$out/resumed.log"; fail "the previous checkpoint does not load"; }
+  ;;
+sigstop | sigstop_env)
+  limit=5
+  timeout_args=(--timeout "$limit")
+  if [ "$case_name" = sigstop_env ]; then
+    timeout_args=()
+    export ZG_TIMEOUT=$limit  # mpirun passes its environment on to the ranks it starts here
+  fi
+  "${mpirun[@]}" "$exec" "$graph2" --data "$data" --steps 100000000 --lr 0.001 "${timeout_args[@]}" \
+    --loss-log "$out/loss.log" >"$out/run.log" 2>&1 &
+  pid=$!
+  wait_for_steps "$out/loss.log" 5 60
+  victim=$(pgrep -P "$pid" -f graph-exec | tail -1)
+  [ -n "$victim" ] || fail "no rank of mpirun $pid found"
+  victim_rank=$(tr '\0' '\n' <"/proc/$victim/environ" | sed -n 's/^OMPI_COMM_WORLD_RANK=//p')
+  # Whatever happens, the stopped rank does not outlive the test.
+  trap 'kill -CONT "$victim" 2>/dev/null; kill -KILL "$victim" 2>/dev/null; true' EXIT
+  start=$(date +%s)
+  kill -STOP "$victim"
+  set +e; wait "$pid"; code=$?; set -e
+  elapsed=$(($(date +%s) - start))
+  grep -v "^step" "$out/run.log" | grep "^error" || true
+  echo "rank $victim_rank stopped; mpirun exited $code after ${elapsed} s"
+  [ "$code" -eq 3 ] || fail "mpirun exited $code after a rank stopped, not 3"
+  [ "$elapsed" -le $((limit + 15)) ] || fail "took ${elapsed} s to end, more than the timeout + 15 s"
+  grep -q "^error: rank [0-9]*: .*rank $victim_rank \(did not reach\|began\) step [0-9]*'s [a-z-]*.* within $limit s (--timeout)" \
+    "$out/run.log" || fail "the error does not name the stopped rank $victim_rank and the step"
+  sleep 1
+  state=$(ps -o stat= -p "$victim" || true)
+  [ -z "$state" ] || [ "${state:0:1}" = Z ] || fail "the stopped rank $victim is left behind ($state)"
+  ;;
+disk_full)
+  mnt=$out/tmpfs
+  mkdir -p "$mnt"
+  if ! mount -t tmpfs -o size=1m zg-disk-full "$mnt" 2>"$out/mount.log"; then
+    echo "SKIP: cannot mount a tmpfs here ($(cat "$out/mount.log")); run as root where mounting is allowed"
+    exit 0
+  fi
+  trap 'umount "$mnt" 2>/dev/null || true' EXIT
+  "$exec" "$graph" --data "$data" --steps 5 --lr 0.001 --save "$mnt/ckpt" --no-progress >/dev/null
+  # Shrink the filesystem to what the first checkpoint uses plus one page: the next save does not
+  # fit.
+  used_kb=$(df -k --output=used "$mnt" | tail -1 | tr -d ' ')
+  mount -o remount,size=$((used_kb + 4))k "$mnt"
+  set +e
+  "$exec" "$graph" --data "$data" --steps 10 --lr 0.001 --save "$mnt/ckpt" --load "$mnt/ckpt" \
+    --no-progress >"$out/run.log" 2>&1
+  code=$?
+  set -e
+  grep -v "^step" "$out/run.log"
+  [ "$code" -eq 3 ] || fail "exit code $code for a save onto a full disk, not 3"
+  grep -q "^error: saving '.*step-000009': cannot write '.*': No space left on device" "$out/run.log" ||
+    fail "the error does not name the file and the cause"
+  [ "$(cat "$mnt/ckpt/latest")" = "step-000004" ] || fail "latest changed: $(cat "$mnt/ckpt/latest")"
+  [ "$(ls -A "$mnt/ckpt")" = "$(printf 'latest\nstep-000004')" ] ||
+    fail "the save folder holds more than the previous checkpoint: $(ls -A "$mnt/ckpt")"
+  "$exec" "$graph" --data "$data" --steps 6 --lr 0.001 --load "$mnt/ckpt" --no-progress \
+    >"$out/resumed.log" 2>&1 || { cat "$out/resumed.log"; fail "the previous checkpoint does not load"; }
+  ;;
+write_error_one_rank)
+  "${mpirun[@]}" "$exec" "$graph2" --data "$data" --steps 5 --lr 0.001 --save "$out/ckpt" >/dev/null
+  # Rank 1 alone gets a file-size limit smaller than its file. (The limit would also stop Open
+  # MPI's shared-memory transport from sizing its file: TCP between the ranks instead.)
+  set +e
+  "${mpirun[@]}" --mca btl self,tcp bash -c 'if [ "$OMPI_COMM_WORLD_RANK" = 1 ]; then ulimit -f 1; fi; exec "$@"' rank \
+    "$exec" "$graph2" --data "$data" --steps 10 --lr 0.001 --save "$out/ckpt" --load "$out/ckpt" \
+    >"$out/run.log" 2>&1
+  code=$?
+  set -e
+  grep -v "^step" "$out/run.log" | grep -v "^$" | head -5
+  [ "$code" -eq 3 ] || fail "mpirun exited $code for a failed save on one rank, not 3"
+  grep -q "cannot write '.*rank-00001-of-00002.safetensors.*': File too large" "$out/run.log" ||
+    fail "the error does not name rank 1's file and the cause"
+  [ "$(cat "$out/ckpt/latest")" = "step-000004" ] || fail "latest changed: $(cat "$out/ckpt/latest")"
+  [ "$(ls -A "$out/ckpt")" = "$(printf 'latest\nstep-000004')" ] ||
+    fail "the save folder holds more than the previous checkpoint: $(ls -A "$out/ckpt")"
+  "${mpirun[@]}" "$exec" "$graph2" --data "$data" --steps 6 --lr 0.001 --load "$out/ckpt" \
     >"$out/resumed.log" 2>&1 || { cat "$out/resumed.log"; fail "the previous checkpoint does not load"; }
   ;;
 *) fail "unknown case $case_name" ;;

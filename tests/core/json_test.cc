@@ -80,5 +80,20 @@ TEST(JsonTest, AppendsStringsAsDumpWritesThem) {
   EXPECT_EQ(out, "\"a\xef\xbf\xbd\"");
 }
 
+// IsInt64: integers up to INT64_MAX, not one more, and never a float, even a whole one.
+TEST(JsonTest, IsInt64TakesIntegersWithinInt64) {
+  using Json = nlohmann::ordered_json;
+  EXPECT_TRUE(IsInt64(Json::parse("9223372036854775807")));
+  EXPECT_TRUE(IsInt64(Json::parse("-9223372036854775808")));
+  EXPECT_TRUE(IsInt64(Json::parse("0")));
+}
+TEST(JsonTest, IsInt64RefusesFloatsAndLargerIntegers) {
+  using Json = nlohmann::ordered_json;
+  EXPECT_FALSE(IsInt64(Json::parse("9223372036854775808")));
+  EXPECT_FALSE(IsInt64(Json::parse("2.0")));
+  EXPECT_FALSE(IsInt64(Json::parse("3.9e90")));
+  EXPECT_FALSE(IsInt64(Json::parse("\"1\"")));
+}
+
 }  // namespace
 }  // namespace zerograph

@@ -3,6 +3,7 @@
 // part, as nccl-tests does. Values are multiples of 1/4 in [-4, 4): sums of up to 3 ranks are
 // exact in fp32, fp16 and bf16, so sums compare exactly and averages within one rounding.
 
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -28,6 +29,9 @@ struct World {
   std::unique_ptr<Communicator> ring;        // default pieces
   std::unique_ptr<Communicator> ring_small;  // 40-byte pieces: many pieces, uneven last one
   std::unique_ptr<Communicator> library;     // MPI_Reduce_scatter_block
+  // With a timeout: the non-blocking collectives, polled (mpi_timeout.cc).
+  std::unique_ptr<Communicator> ring_timed;
+  std::unique_ptr<Communicator> library_timed;
 };
 World* world = nullptr;
 
@@ -63,7 +67,9 @@ struct Case {
 std::vector<Case> Communicators() {
   return {{"ring", world->ring.get()},
           {"ring-small-pieces", world->ring_small.get()},
-          {"library", world->library.get()}};
+          {"library", world->library.get()},
+          {"ring-with-timeout", world->ring_timed.get()},
+          {"library-with-timeout", world->library_timed.get()}};
 }
 
 class CommMpiTest : public ::testing::Test {
@@ -243,6 +249,10 @@ int main(int argc, char** argv) {
   world.ring = make(ReduceScatterAlgorithm::kRing, size_t{1} << 20);
   world.ring_small = make(ReduceScatterAlgorithm::kRing, 40);
   world.library = make(ReduceScatterAlgorithm::kLibrary, size_t{1} << 20);
+  world.ring_timed = make(ReduceScatterAlgorithm::kRing, 40);
+  world.ring_timed->SetTimeout(std::chrono::seconds(120));
+  world.library_timed = make(ReduceScatterAlgorithm::kLibrary, size_t{1} << 20);
+  world.library_timed->SetTimeout(std::chrono::seconds(120));
   zerograph::runtime::world = &world;
   const int rank = world.ring->rank();
   if (rank != 0) {

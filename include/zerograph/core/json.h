@@ -38,6 +38,11 @@ StatusOr<nlohmann::ordered_json> ParseJson(std::string_view text, std::string_vi
 // manifests call this per name.
 void AppendJsonString(std::string_view text, std::string& out);
 
+// Whether `value` is a JSON integer that an int64_t holds. Check it before get<int64_t>():
+// nlohmann casts a float (undefined behaviour out of range, truncation within it) and wraps an
+// unsigned integer above INT64_MAX to a negative one.
+bool IsInt64(const nlohmann::ordered_json& value);
+
 }  // namespace zerograph
 
 #endif  // ZEROGRAPH_CORE_JSON_H_

@@ -1,9 +1,12 @@
 #ifndef ZEROGRAPH_RUNTIME_COMMUNICATOR_H_
 #define ZEROGRAPH_RUNTIME_COMMUNICATOR_H_
 
+#include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -67,6 +70,15 @@ class Communicator {
   // then exit). For an error that other ranks may not see, so they do not hang in a collective.
   [[noreturn]] void Abort(int exit_code);
 
+  // How long a collective may wait for the other ranks before it fails with Unavailable naming
+  // the step, the collective and, where the backend can tell, the ranks that never arrived
+  // ("rank 1 did not reach step 5's all-reduce within 30 s"). Zero, the default: wait forever.
+  // The MPI and NCCL communicators honour it; the local one never waits.
+  void SetTimeout(std::chrono::milliseconds timeout) { timeout_ = timeout; }
+  std::chrono::milliseconds timeout() const { return timeout_; }
+  // The training step the next collectives belong to, for those messages (-1: none yet).
+  void SetStep(int64_t step) { step_.store(step, std::memory_order_relaxed); }
+
  protected:
   Communicator(int rank, int size) : rank_(rank), size_(size) {}
 
@@ -84,9 +96,17 @@ class Communicator {
   // Optional: tell the other ranks. Default: nothing (the process exits after it).
   virtual void AbortImpl(int /*exit_code*/) {}
 
+  // "step 5's all-reduce", or "the all-reduce" before the first step.
+  std::string CollectiveLabel(std::string_view collective) const;
+  // "rank 1", "ranks 1, 3".
+  static std::string RankList(std::span<const int> ranks);
+
  private:
   int rank_;
   int size_;
+  std::chrono::milliseconds timeout_{0};
+  // Set by the training loop's thread, read by the communication stream's.
+  std::atomic<int64_t> step_{-1};
 };
 
 // How MpiCommunicator reduce-scatters.

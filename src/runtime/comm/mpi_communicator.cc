@@ -115,6 +115,7 @@ StatusOr<std::unique_ptr<Communicator>> MpiCommunicator::Create(
   ZG_MPI_CHECK(rank, MPI_Comm_size(comm, &size));
   auto communicator = std::unique_ptr<MpiCommunicator>(
       new MpiCommunicator(std::move(session), comm, rank, size, options));
+  ZG_MPI_CHECK(rank, MPI_Comm_dup(comm, &communicator->presence_));
   ZG_MPI_CHECK(rank, MPI_Op_create(&SumFloat16, /*commute=*/1, &communicator->sum_fp16_));
   ZG_MPI_CHECK(rank, MPI_Op_create(&SumBFloat16, /*commute=*/1, &communicator->sum_bf16_));
   return std::unique_ptr<Communicator>(std::move(communicator));
@@ -128,6 +129,7 @@ MpiCommunicator::~MpiCommunicator() {
   if (sum_fp16_ != MPI_OP_NULL) MPI_Op_free(&sum_fp16_);
   if (sum_bf16_ != MPI_OP_NULL) MPI_Op_free(&sum_bf16_);
   MPI_Comm_free(&comm_);
+  if (presence_ != MPI_COMM_NULL) MPI_Comm_free(&presence_);
 }
 
 MPI_Datatype MpiCommunicator::ReduceType(DataType dtype) const {
@@ -157,6 +159,7 @@ MPI_Op MpiCommunicator::SumOp(DataType dtype) const {
 Status MpiCommunicator::ReduceScatterImpl(const void* send, void* recv, size_t count,
                                           DataType dtype, ReduceOp op, Stream&) {
   std::lock_guard<std::mutex> lock(mutex_);
+  if (timeout().count() > 0) ZG_RETURN_IF_ERROR(Announce());
   if (options_.reduce_scatter == ReduceScatterAlgorithm::kRing) {
     return RingReduceScatter(send, recv, count, dtype, op);
   }
@@ -176,8 +179,16 @@ Status MpiCommunicator::LibraryReduceScatter(const void* send, void* recv, size_
     incoming_.resize(bytes);
     target = incoming_.data();
   }
-  ZG_MPI_CHECK(rank(), MPI_Reduce_scatter_block(send, target, static_cast<int>(count),
-                                                ReduceType(dtype), SumOp(dtype), comm_));
+  if (timeout().count() == 0) {
+    ZG_MPI_CHECK(rank(), MPI_Reduce_scatter_block(send, target, static_cast<int>(count),
+                                                  ReduceType(dtype), SumOp(dtype), comm_));
+  } else {
+    MPI_Request request;
+    ZG_MPI_CHECK(rank(),
+                 MPI_Ireduce_scatter_block(send, target, static_cast<int>(count), ReduceType(dtype),
+                                           SumOp(dtype), comm_, &request));
+    ZG_RETURN_IF_ERROR(Wait({&request, 1}, "reduce-scatter"));
+  }
   if (in_place) std::memcpy(recv, target, bytes);
   if (op == ReduceOp::kAvg) DivideElements(dtype, recv, count, size());
   return Status::Ok();
@@ -192,12 +203,18 @@ Status MpiCommunicator::AllGatherImpl(const void* send, void* recv, size_t count
   const int n = static_cast<int>(count);
   const bool in_place = static_cast<const std::byte*>(recv) + rank() * count * ElementSize(dtype) ==
                         static_cast<const std::byte*>(send);
-  if (in_place) {
-    ZG_MPI_CHECK(rank(), MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, recv, n, type, comm_));
-  } else {
-    ZG_MPI_CHECK(rank(), MPI_Allgather(send, n, type, recv, n, type, comm_));
+  const void* source = in_place ? MPI_IN_PLACE : send;
+  const int send_count = in_place ? 0 : n;
+  const MPI_Datatype send_type = in_place ? MPI_DATATYPE_NULL : type;
+  if (timeout().count() == 0) {
+    ZG_MPI_CHECK(rank(), MPI_Allgather(source, send_count, send_type, recv, n, type, comm_));
+    return Status::Ok();
   }
-  return Status::Ok();
+  ZG_RETURN_IF_ERROR(Announce());
+  MPI_Request request;
+  ZG_MPI_CHECK(rank(),
+               MPI_Iallgather(source, send_count, send_type, recv, n, type, comm_, &request));
+  return Wait({&request, 1}, "all-gather");
 }
 
 Status MpiCommunicator::AllReduceImpl(const void* send, void* recv, size_t count, DataType dtype,
@@ -205,8 +222,16 @@ Status MpiCommunicator::AllReduceImpl(const void* send, void* recv, size_t count
   ZG_RETURN_IF_ERROR(CheckCount(count, "all-reduce"));
   std::lock_guard<std::mutex> lock(mutex_);
   const void* source = send == recv ? MPI_IN_PLACE : send;
-  ZG_MPI_CHECK(rank(), MPI_Allreduce(source, recv, static_cast<int>(count), ReduceType(dtype),
-                                     SumOp(dtype), comm_));
+  if (timeout().count() == 0) {
+    ZG_MPI_CHECK(rank(), MPI_Allreduce(source, recv, static_cast<int>(count), ReduceType(dtype),
+                                       SumOp(dtype), comm_));
+  } else {
+    ZG_RETURN_IF_ERROR(Announce());
+    MPI_Request request;
+    ZG_MPI_CHECK(rank(), MPI_Iallreduce(source, recv, static_cast<int>(count), ReduceType(dtype),
+                                        SumOp(dtype), comm_, &request));
+    ZG_RETURN_IF_ERROR(Wait({&request, 1}, "all-reduce"));
+  }
   if (op == ReduceOp::kAvg) DivideElements(dtype, recv, count, size());
   return Status::Ok();
 }
@@ -216,14 +241,26 @@ Status MpiCommunicator::BroadcastImpl(void* data, size_t count, DataType dtype, 
   std::lock_guard<std::mutex> lock(mutex_);
   const MPI_Datatype type = CopyType(dtype);
   ZG_RET_CHECK(type != MPI_DATATYPE_NULL, "broadcast of ", DataTypeName(dtype));
-  ZG_MPI_CHECK(rank(), MPI_Bcast(data, static_cast<int>(count), type, root, comm_));
-  return Status::Ok();
+  if (timeout().count() == 0) {
+    ZG_MPI_CHECK(rank(), MPI_Bcast(data, static_cast<int>(count), type, root, comm_));
+    return Status::Ok();
+  }
+  ZG_RETURN_IF_ERROR(Announce());
+  MPI_Request request;
+  ZG_MPI_CHECK(rank(), MPI_Ibcast(data, static_cast<int>(count), type, root, comm_, &request));
+  return Wait({&request, 1}, "broadcast");
 }
 
 Status MpiCommunicator::BarrierImpl() {
   std::lock_guard<std::mutex> lock(mutex_);
-  ZG_MPI_CHECK(rank(), MPI_Barrier(comm_));
-  return Status::Ok();
+  if (timeout().count() == 0) {
+    ZG_MPI_CHECK(rank(), MPI_Barrier(comm_));
+    return Status::Ok();
+  }
+  ZG_RETURN_IF_ERROR(Announce());
+  MPI_Request request;
+  ZG_MPI_CHECK(rank(), MPI_Ibarrier(comm_, &request));
+  return Wait({&request, 1}, "barrier");
 }
 
 void MpiCommunicator::AbortImpl(int exit_code) { MPI_Abort(comm_, exit_code); }

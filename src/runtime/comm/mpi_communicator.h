@@ -5,8 +5,11 @@
 
 #include <mpi.h>
 
+#include <deque>
 #include <memory>
 #include <mutex>
+#include <span>
+#include <string_view>
 #include <vector>
 
 #include "zerograph/core/status.h"
@@ -71,6 +74,18 @@ class MpiCommunicator final : public Communicator {
   Status RingReduceScatter(const void* send, void* recv, size_t count, DataType dtype, ReduceOp op);
   Status LibraryReduceScatter(const void* send, void* recv, size_t count, DataType dtype,
                               ReduceOp op);
+  // With a timeout (Communicator::SetTimeout), collectives start in their non-blocking form and
+  // wait here (mpi_timeout.cc): polls `requests` until they complete or the timeout passes, then
+  // returns Unavailable naming `collective` and the ranks that never began it or stopped.
+  Status Wait(std::span<MPI_Request> requests, std::string_view collective);
+  // Tells every other rank that this one began its next collective (numbered in `began_`), and
+  // reads what they told; called first by each collective when a timeout is set.
+  Status Announce();
+  // Reads the other ranks' messages that have arrived (announcements, questions, answers) and
+  // answers the questions.
+  Status ReadMessages();
+  // Sends `number` to `peer` without waiting, on `presence_`.
+  Status Send(int peer, int tag, uint64_t number);
   // The MPI type and op for a reduction of `dtype` (fp16/bf16: 16-bit words with our own ops).
   MPI_Datatype ReduceType(DataType dtype) const;
   MPI_Op SumOp(DataType dtype) const;
@@ -84,6 +99,18 @@ class MpiCommunicator final : public Communicator {
   // Ring pieces: what arrives, and the partial sum to send on.
   std::vector<std::byte> incoming_;
   std::vector<std::byte> partial_;
+  // The timeout's messages (mpi_timeout.cc) travel on a communicator of their own, so that they
+  // never match a collective's or the ring's.
+  MPI_Comm presence_ = MPI_COMM_NULL;
+  uint64_t began_ = 0;              // collectives this rank began
+  uint64_t questions_ = 0;          // times this rank asked the others whether they are there
+  std::vector<uint64_t> heard_;     // per rank: the last collective it said it began
+  std::vector<uint64_t> answered_;  // per rank: the last question it answered
+  struct SentMessage {
+    MPI_Request request = MPI_REQUEST_NULL;
+    uint64_t number = 0;  // the send buffer: stays put in the deque until sent
+  };
+  std::deque<SentMessage> sent_;
 };
 
 }  // namespace zerograph::runtime

@@ -50,8 +50,16 @@ Status MpiCommunicator::RingReduceScatter(const void* send, void* recv, size_t c
       const int send_chunk = (r - step - 1 + 2 * n_ranks) % n_ranks;
       const int recv_chunk = (r - step - 2 + 2 * n_ranks) % n_ranks;
       const void* outgoing = step == 0 ? chunk_piece(send_chunk) : partial_.data();
-      ZG_MPI_CHECK(r, MPI_Sendrecv(outgoing, n_int, type, right, kTag, incoming_.data(), n_int,
-                                   type, left, kTag, comm_, MPI_STATUS_IGNORE));
+      if (timeout().count() == 0) {
+        ZG_MPI_CHECK(r, MPI_Sendrecv(outgoing, n_int, type, right, kTag, incoming_.data(), n_int,
+                                     type, left, kTag, comm_, MPI_STATUS_IGNORE));
+      } else {
+        // The same exchange, bounded by the timeout (mpi_timeout.cc).
+        MPI_Request requests[2];
+        ZG_MPI_CHECK(r, MPI_Irecv(incoming_.data(), n_int, type, left, kTag, comm_, &requests[0]));
+        ZG_MPI_CHECK(r, MPI_Isend(outgoing, n_int, type, right, kTag, comm_, &requests[1]));
+        ZG_RETURN_IF_ERROR(Wait(requests, "reduce-scatter"));
+      }
       const bool last = step == n_ranks - 2;
       void* sum = last ? static_cast<void*>(output + start * element_size) : partial_.data();
       AddElements(dtype, incoming_.data(), chunk_piece(recv_chunk), sum, n, last ? divisor : 1);

@@ -94,7 +94,7 @@ Status CudaDevice::WaitFor(const std::function<cudaError_t()>& query,
         return UnavailableError(
             StrCat(name(), ": ", what, " is not done after ", timeout.count(),
                    " s; another rank probably failed or stopped inside a collective (the limit is "
-                   "ZG_NCCL_TIMEOUT_S)"));
+                   "graph-exec's --timeout, ZG_TIMEOUT, or ZG_NCCL_TIMEOUT_S)"));
       }
     }
     if (polls < kYieldPolls) {
