@@ -31,6 +31,9 @@ address,undefined | undefined,address | address)
   # OpenMPI and protobuf keep process-lifetime allocations that LeakSanitizer calls leaks.
   export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:detect_stack_use_after_return=0}
   export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$supp/lsan.supp:print_suppressions=0}
+  # Open MPI unloads its components in MPI_Finalize, before LeakSanitizer looks: their frames
+  # would be "<unknown module>", which no suppression can name.
+  export OMPI_MCA_mca_base_component_disable_dlclose=1
   export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
   # The unit, CLI, checkpoint, ORT-import and multi-rank training tests. Left out: the ONNX node
   # conformance suite and the layering check (no code of ours beyond what the unit tests run, and
