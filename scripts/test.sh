@@ -28,15 +28,18 @@ case $sanitize in
 address,undefined | undefined,address | address)
   build=${ZG_BUILD_DIR:-build-asan}
   flags="-fsanitize=$sanitize -fno-omit-frame-pointer -fno-sanitize-recover=all"
-  # OpenMPI and protobuf keep process-lifetime allocations that LeakSanitizer calls leaks.
-  export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:detect_stack_use_after_return=0}
+  # No LeakSanitizer: every process that loads Open MPI reports its allocations as leaks from
+  # "<unknown module>" frames, which no suppression can name (keeping its components loaded with
+  # OMPI_MCA/PMIX_MCA_mca_base_component_disable_dlclose did not help). The fuzz targets check
+  # leaks in every loader (libFuzzer's -detect_leaks), scripts/sanitizers/lsan.supp is kept for a
+  # run by hand (ASAN_OPTIONS=detect_leaks=1).
+  export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0:detect_stack_use_after_return=0}
   export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$supp/lsan.supp:print_suppressions=0}
   export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
   # The unit, CLI, checkpoint, ORT-import and multi-rank training tests. Left out: the ONNX node
-  # conformance suite and the layering check (no code of ours beyond what the unit tests run, and
-  # the longest part under ASan), and the long data-parallel equivalence sweeps (same code paths as
-  # the train tests kept).
-  default_args=(-E '^conformance\.|^layering\.')
+  # conformance suite (label conformance: 195 s under ASan here, kernels the unit tests run too)
+  # and the layering check (no code of ours runs).
+  default_args=(-LE conformance -E '^layering\.')
   ;;
 thread)
   build=${ZG_BUILD_DIR:-build-tsan}

@@ -91,6 +91,7 @@ TEST_F(SafetensorsTest, RoundTrip) {
     EXPECT_EQ(info->dtype, entry.dtype) << entry.name;
     EXPECT_EQ(info->shape, entry.shape) << entry.name;
     ASSERT_EQ(info->bytes.size(), entry.bytes.size()) << entry.name;
+    if (entry.bytes.empty()) continue;  // memcmp of null pointers is undefined, even for 0 bytes
     EXPECT_EQ(std::memcmp(info->bytes.data(), entry.bytes.data(), entry.bytes.size()), 0);
   }
   EXPECT_EQ((*file)->Find("missing"), nullptr);

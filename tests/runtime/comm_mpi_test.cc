@@ -249,7 +249,7 @@ int main(int argc, char** argv) {
   world.ring = make(ReduceScatterAlgorithm::kRing, size_t{1} << 20);
   world.ring_small = make(ReduceScatterAlgorithm::kRing, 40);
   world.library = make(ReduceScatterAlgorithm::kLibrary, size_t{1} << 20);
-  world.ring_timed = make(ReduceScatterAlgorithm::kRing, 40);
+  world.ring_timed = make(ReduceScatterAlgorithm::kRing, 4096);  // several pieces, not 10^4
   world.ring_timed->SetTimeout(std::chrono::seconds(120));
   world.library_timed = make(ReduceScatterAlgorithm::kLibrary, size_t{1} << 20);
   world.library_timed->SetTimeout(std::chrono::seconds(120));

@@ -155,7 +155,8 @@ void ValueShapes::AddInitializer(const Value& initializer) {
   StatusOr<std::span<const std::byte>> bytes = tensor.Bytes();
   if (!bytes.ok()) return;
   std::vector<int64_t> values(static_cast<size_t>(tensor.numel()));
-  std::memcpy(values.data(), bytes->data(), values.size() * sizeof(int64_t));
+  // memcpy from an empty tensor's null data is undefined even for 0 bytes (UBSan).
+  if (!values.empty()) std::memcpy(values.data(), bytes->data(), values.size() * sizeof(int64_t));
   SetIntValues(initializer, 0, values);
   SetIntValues(initializer, 1, std::move(values));
 }
