@@ -1,5 +1,7 @@
 #include "ort_import/ort_checkpoint.h"
 
+#include <cstdint>
+#include <cstring>
 #include <optional>
 #include <utility>
 
@@ -24,8 +26,12 @@ StatusOr<OrtTensor> ReadTensor(const fbs::Tensor* tensor) {
                    ", which zerograph cannot hold");
   out.dtype = *dtype;
   uint64_t expected = ElementSize(out.dtype);
-  if (tensor->dims() != nullptr) {
-    for (int64_t dim : *tensor->dims()) {
+  if (const auto* dims = tensor->dims(); dims != nullptr) {
+    // Copied out byte by byte: the verifier does not check that the vector is 8-byte aligned,
+    // and a crafted file puts it 4 bytes off (reading it as int64 would be undefined).
+    for (uint32_t i = 0; i < dims->size(); ++i) {
+      int64_t dim;
+      std::memcpy(&dim, dims->Data() + i * sizeof(int64_t), sizeof(dim));
       ZG_RETURN_IF_NOT(dim >= 0 && (dim == 0 || expected <= UINT64_MAX / dim), "tensor '", out.name,
                        "' has a bad shape");
       out.dims.push_back(dim);
