@@ -62,6 +62,18 @@ check_checkpoint_loads() {
   grep -q "^step $((next - 1)) " "$out/resumed.log" || fail "the resumed run did not reach step $((next - 1))"
 }
 
+# After a save that failed: the save folder holds only the checkpoint of step 4, `latest` names
+# it, and it loads. $1 is the folder, the rest the command that trains (the graph to run).
+expect_previous_checkpoint() {
+  local ckpt=$1
+  shift
+  [ "$(cat "$ckpt/latest")" = "step-000004" ] || fail "latest changed: $(cat "$ckpt/latest")"
+  [ "$(ls -A "$ckpt")" = "$(printf 'latest\nstep-000004')" ] ||
+    fail "the save folder holds more than the previous checkpoint: $(ls -A "$ckpt")"
+  "$@" --data "$data" --steps 6 --lr 0.001 --load "$ckpt" >"$out/resumed.log" 2>&1 ||
+    { cat "$out/resumed.log"; fail "the previous checkpoint does not load"; }
+}
+
 case $case_name in
 sigint)
   "$exec" "$graph" --data "$data" --steps 100000000 --lr 0.001 --save "$out/ckpt" \
@@ -130,11 +142,7 @@ write_error)
   [ "$code" -eq 3 ] || fail "exit code $code for a failed save, not 3"
   grep -q "^error: saving '.*step-000009': cannot write '.*': File too large" "$out/run.log" ||
     fail "the error does not name the file and the cause"
-  [ "$(cat "$out/ckpt/latest")" = "step-000004" ] || fail "latest changed: $(cat "$out/ckpt/latest")"
-  [ "$(ls -A "$out/ckpt")" = "$(printf 'latest\nstep-000004')" ] ||
-    fail "the save folder holds more than the previous checkpoint: $(ls -A "$out/ckpt")"
-  "$exec" "$graph" --data "$data" --steps 6 --lr 0.001 --load "$out/ckpt" --no-progress \
-    >"$out/resumed.log" 2>&1 || { cat "$out/resumed.log"; fail "the previous checkpoint does not load"; }
+  expect_previous_checkpoint "$out/ckpt" "$exec" "$graph" --no-progress
   ;;
 sigstop | sigstop_env)
   limit=5
@@ -188,11 +196,7 @@ disk_full)
   [ "$code" -eq 3 ] || fail "exit code $code for a save onto a full disk, not 3"
   grep -q "^error: saving '.*step-000009': cannot write '.*': No space left on device" "$out/run.log" ||
     fail "the error does not name the file and the cause"
-  [ "$(cat "$mnt/ckpt/latest")" = "step-000004" ] || fail "latest changed: $(cat "$mnt/ckpt/latest")"
-  [ "$(ls -A "$mnt/ckpt")" = "$(printf 'latest\nstep-000004')" ] ||
-    fail "the save folder holds more than the previous checkpoint: $(ls -A "$mnt/ckpt")"
-  "$exec" "$graph" --data "$data" --steps 6 --lr 0.001 --load "$mnt/ckpt" --no-progress \
-    >"$out/resumed.log" 2>&1 || { cat "$out/resumed.log"; fail "the previous checkpoint does not load"; }
+  expect_previous_checkpoint "$mnt/ckpt" "$exec" "$graph" --no-progress
   ;;
 write_error_one_rank)
   "${mpirun[@]}" "$exec" "$graph2" --data "$data" --steps 5 --lr 0.001 --save "$out/ckpt" >/dev/null
@@ -208,11 +212,7 @@ write_error_one_rank)
   [ "$code" -eq 3 ] || fail "mpirun exited $code for a failed save on one rank, not 3"
   grep -q "cannot write '.*rank-00001-of-00002.safetensors.*': File too large" "$out/run.log" ||
     fail "the error does not name rank 1's file and the cause"
-  [ "$(cat "$out/ckpt/latest")" = "step-000004" ] || fail "latest changed: $(cat "$out/ckpt/latest")"
-  [ "$(ls -A "$out/ckpt")" = "$(printf 'latest\nstep-000004')" ] ||
-    fail "the save folder holds more than the previous checkpoint: $(ls -A "$out/ckpt")"
-  "${mpirun[@]}" "$exec" "$graph2" --data "$data" --steps 6 --lr 0.001 --load "$out/ckpt" \
-    >"$out/resumed.log" 2>&1 || { cat "$out/resumed.log"; fail "the previous checkpoint does not load"; }
+  expect_previous_checkpoint "$out/ckpt" "${mpirun[@]}" "$exec" "$graph2"
   ;;
 *) fail "unknown case $case_name" ;;
 esac
