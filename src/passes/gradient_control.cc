@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "passes/collective.h"
 #include "zerograph/ir/graph.h"
 #include "zerograph/ir/op_role.h"
 #include "zerograph/ir/optimizer_signature.h"
@@ -14,12 +15,6 @@ namespace zerograph {
 namespace {
 
 constexpr std::string_view kPrefix = "zg.grad_control";
-
-bool IsCollective(const Node& node) {
-  return node.domain() == kZerographDomain &&
-         (node.op_type() == "ReduceScatter" || node.op_type() == "AllGather" ||
-          node.op_type() == "AllReduce");
-}
 
 // The gradients every update reads, split by whether each rank holds a shard of them (bucket
 // updates) or all of them (parameters updated whole), and the control the graph already has.

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "passes/collective.h"
 #include "zerograph/ir/graph.h"
 #include "zerograph/ir/op_role.h"
 #include "zerograph/ir/optimizer_signature.h"
@@ -15,12 +16,6 @@ namespace zerograph {
 namespace {
 
 std::string Label(const Node& node) { return StrCat("'", node.name(), "' (", node.op_type(), ")"); }
-
-bool IsCollective(const Node& node) {
-  return node.domain() == kZerographDomain &&
-         (node.op_type() == "ReduceScatter" || node.op_type() == "AllGather" ||
-          node.op_type() == "AllReduce");
-}
 
 struct Bucket {
   Node* param_views = nullptr;
