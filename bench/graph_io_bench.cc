@@ -50,6 +50,7 @@
 #include "zerograph/core/status.h"
 #include "zerograph/core/str_cat.h"
 #include "zerograph/ir/graph.h"
+#include "zerograph/ir/layout_manifest.h"
 #include "zerograph/ir/verify.h"
 #include "zerograph/onnx/load_model.h"
 #include "zerograph/onnx/save_model.h"
@@ -566,11 +567,15 @@ struct PassSample {
   int64_t nodes_after = 0;
 };
 
-StatusOr<PassSample> RunPasses(const std::string& in, int64_t nranks, double comm_buffer_mb) {
+StatusOr<PassSample> RunPasses(const std::string& in, int64_t nranks, double comm_buffer_mb,
+                               LayoutManifest::Alignment align) {
   PassSample sample;
   ZG_ASSIGN_OR_RETURN(std::unique_ptr<Graph> graph, LoadModel(in));
-  ShardingStage1Pass sharding(ShardingStage1Pass::Options{
-      /*nranks=*/nranks, /*comm_buffer_mb=*/comm_buffer_mb, BucketOrder::kGradientReady});
+  ShardingStage1Pass sharding(
+      ShardingStage1Pass::Options{.nranks = nranks,
+                                  .comm_buffer_mb = comm_buffer_mb,
+                                  .bucket_order = BucketOrder::kGradientReady,
+                                  .align = align});
   OverlapPass overlap;
 
   const double cpu_start = CpuSeconds();
@@ -753,6 +758,7 @@ struct BenchOptions {
   bool no_training_metadata = false;
   bool no_passes = false;
   int64_t nranks = 8;
+  std::string align = "seed";  // rewrite-graph's --align
   std::vector<double> comm_buffer_mb = {256};
   std::string dir;
   bool keep_files = false;
@@ -811,7 +817,8 @@ StatusOr<SizeResult> BenchOneSize(int64_t target_nodes, const BenchOptions& opti
 
   const std::vector<std::string> copy_args = {options.rewrite_graph, in, "-o", out};
   const std::vector<std::string> rewrite_args = {
-      options.rewrite_graph, in, "-o", out, "--nranks", StrCat(options.nranks), "--overlap"};
+      options.rewrite_graph,  in,          "-o",      out,          "--nranks",
+      StrCat(options.nranks), "--overlap", "--align", options.align};
   result.programs = !options.rewrite_graph.empty();
   const int variants = result.programs ? 5 : 3;
   std::vector<Sample> bare, arena, ir;
@@ -881,7 +888,8 @@ StatusOr<SizeResult> BenchOneSize(int64_t target_nodes, const BenchOptions& opti
           break;
         }
         ZG_ASSIGN_OR_RETURN(PassSample sample, InChildProcess<PassSample>([&] {
-                              return RunPasses(in, options.nranks, limit);
+                              return RunPasses(in, options.nranks, limit,
+                                               *AlignmentFromName(options.align));
                             }));
         std::cerr << "  passes, --comm-buffer-mb " << limit << ", repetition " << rep + 1 << "/"
                   << reps << ": " << sample.buckets << " buckets, " << Ms(sample.total())
@@ -907,12 +915,14 @@ std::string Number(double value) {
 
 // The rewrite's tables: time per pass against the bare round trip measured in the same run, then
 // how the time grows with the graph (issue 3: ten times the nodes, at most 11x the time).
-void PrintPassTables(const std::vector<SizeResult>& results, int64_t nranks) {
+void PrintPassTables(const std::vector<SizeResult>& results, int64_t nranks,
+                     const std::string& align) {
   bool any = false;
   for (const SizeResult& r : results) any = any || !r.passes.empty();
   if (!any) return;
-  std::cout << "\nThe rewrite, as `rewrite-graph --nranks " << nranks
-            << " --overlap` runs it, on the graph loaded untimed; milliseconds, medians. Passes = "
+  std::cout << "\nThe rewrite, as `rewrite-graph --nranks " << nranks << " --overlap --align "
+            << align
+            << "` runs it, on the graph loaded untimed; milliseconds, medians. Passes = "
                "sharding-stage1 + overlap; rewrite = passes + Verify + CheckHazards (what "
                "rewrite-graph runs between load and save). The passes run on up to "
             << std::min(8u, std::max(1u, std::thread::hardware_concurrency()))
@@ -988,15 +998,16 @@ void PrintTables(const std::vector<SizeResult>& results) {
 // rewrite-graph itself against the bare round trip of the same file, run alternating with it:
 // wall time, CPU time and peak resident memory (issue 16's goals: load + save at most 1.0x, the
 // rewrite at most 1.3x the bare round trip's time, peak memory at most the bare round trip's).
-void PrintProgramTables(const std::vector<SizeResult>& results, int64_t nranks) {
+void PrintProgramTables(const std::vector<SizeResult>& results, int64_t nranks,
+                        const std::string& align) {
   bool any = false;
   for (const SizeResult& r : results) any = any || r.programs;
   if (!any) return;
   std::cout
       << "\n`rewrite-graph IN -o OUT` (load, verify, save) and `rewrite-graph IN -o OUT "
          "--nranks "
-      << nranks
-      << " --overlap`, each a process of its own, against the bare round trip (in a child "
+      << nranks << " --overlap --align " << align
+      << "`, each a process of its own, against the bare round trip (in a child "
          "process) of the same file; medians. CPU = user + system of every thread; peak = "
          "the process's maximum resident set.\n\n"
          "| nodes | bare round trip ms | bare CPU ms | bare peak MB | copy ms | copy / bare | "
@@ -1031,8 +1042,10 @@ void PrintProgramTables(const std::vector<SizeResult>& results, int64_t nranks) 
 
 void PrintPeakMemory() {
   struct rusage usage {};
-  ::getrusage(RUSAGE_SELF, &usage);
-  std::cout << "\nPeak resident memory of the whole run: " << usage.ru_maxrss / 1024 << " MiB.\n";
+  // Every variant runs in a child process: the largest of their peaks.
+  ::getrusage(RUSAGE_CHILDREN, &usage);
+  std::cout << "\nPeak resident memory of the largest child process: " << usage.ru_maxrss / 1024
+            << " MiB.\n";
 }
 
 Status RunBench(const BenchOptions& options) {
@@ -1043,8 +1056,8 @@ Status RunBench(const BenchOptions& options) {
     results.push_back(result);
   }
   PrintTables(results);
-  PrintPassTables(results, options.nranks);
-  PrintProgramTables(results, options.nranks);
+  PrintPassTables(results, options.nranks, options.align);
+  PrintProgramTables(results, options.nranks, options.align);
   PrintPeakMemory();
   return Status::Ok();
 }
@@ -1084,6 +1097,11 @@ int main(int argc, char** argv) {
   app.add_flag("--no-passes", options.no_passes, "Time only load, verify and save");
   app.add_option("--nranks", options.nranks, "Ranks the rewrite shards across")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 20))
+      ->capture_default_str();
+  app.add_option("--align", options.align,
+                 "The rewrite's padding rule (rewrite-graph --align): seed pads every parameter, "
+                 "compact only shard and bucket ends")
+      ->check(CLI::IsMember({"seed", "compact"}))
       ->capture_default_str();
   app.add_option("--comm-buffer-mb", options.comm_buffer_mb,
                  "Bucket limits to rewrite with, in MiB (each one is a row)")

@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/parallelism.h"
 #include "zerograph/core/str_cat.h"
 #include "zerograph/ir/graph.h"
 #include "zerograph/ir/node.h"
@@ -59,6 +60,10 @@ class ShapeComparer {
   const Graph& graph_;
   std::optional<InferredShapes> inferred_;
 };
+
+// Roles written per task, and nodes from which a writing thread pays for its start.
+constexpr size_t kNodesPerChunk = 4096;
+constexpr size_t kNodesPerThread = 50000;
 
 bool IsConstantNode(const Node& node) {
   return (node.domain().empty() || node.domain() == "ai.onnx") && node.op_type() == "Constant";
@@ -116,8 +121,13 @@ StatusOr<std::vector<int64_t>> InferRoleBits(const Graph& graph, const TrainingS
       }
     }
   }
-  for (const auto& binding : spec.state_binding) {
-    if (const Value* old_value = graph.FindValue(binding.second)) is_state[old_value->id()] = true;
+  // Looked up in bulk, which overlaps the lookups' cache misses (a state binding may name every
+  // parameter and state of the model).
+  std::vector<std::string_view> bound_names;
+  bound_names.reserve(spec.state_binding.size());
+  for (const auto& binding : spec.state_binding) bound_names.push_back(binding.second);
+  for (const Value* old_value : graph.FindValues(bound_names)) {
+    if (old_value != nullptr) is_state[old_value->id()] = true;
   }
   auto is_dynamic = [&](const Value* value) {
     if (value == nullptr) return false;
@@ -176,12 +186,22 @@ Status InferMissingRoles(Graph& graph, const TrainingSpec& spec) {
     return Status::Ok();
   }
   ZG_ASSIGN_OR_RETURN(std::vector<int64_t> roles, InferRoleBits(graph, spec));
+  std::vector<Node*> unannotated;
   for (Node* node : graph.stored_nodes()) {
-    if (node->has_role()) continue;
-    const int64_t bits = roles[node->id()];
-    node->SetRole(static_cast<OpRole>(bits & ~kLossRoleBit), (bits & kLossRoleBit) != 0);
+    if (!node->has_role()) unannotated.push_back(node);
   }
-  return Status::Ok();
+  // Each role is an attribute allocated in the graph's arena, which takes allocations from any
+  // thread: on a million nodes, writing them is a third of a second on one.
+  const size_t chunks = (unannotated.size() + kNodesPerChunk - 1) / kNodesPerChunk;
+  return ParallelFor(chunks, ThreadsFor(unannotated.size(), kNodesPerThread), [&](size_t c) {
+    const size_t end = std::min(unannotated.size(), (c + 1) * kNodesPerChunk);
+    for (size_t i = c * kNodesPerChunk; i < end; ++i) {
+      const int64_t bits = roles[unannotated[i]->id()];
+      unannotated[i]->SetRole(static_cast<OpRole>(bits & ~kLossRoleBit),
+                              (bits & kLossRoleBit) != 0);
+    }
+    return Status::Ok();
+  });
 }
 
 }  // namespace zerograph

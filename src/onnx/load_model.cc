@@ -203,6 +203,9 @@ StatusOr<std::unique_ptr<Graph>> LoadModelImpl(const std::string& path) {
       Graph::FromModelProto(
           parser->TakeStore(),
           [&](const onnx::TensorProto& t) { return external_files.Resolve(t); }, parser.get()));
+  // The graph holds copies of what it read: the file's pages can go before roles are inferred.
+  parser.reset();
+  file.reset();
   ZG_RETURN_IF_ERROR(CheckOpsetImports(*graph));
 
   // A training graph must know each node's role; InferMissingRoles leaves annotated nodes alone.

@@ -50,35 +50,41 @@ Status CheckHazards(const Graph& graph) {
     if (error == std::errc() && end == text->data() + text->size()) nranks = parsed;
   }
 
+  // Nodes where they lie in memory (Graph::stored_nodes), not in schedule order: reading a large
+  // graph's nodes along the schedule's links costs a cache miss each. Order is kept where it
+  // matters, by the order keys: the first collective, each bucket's last update.
   std::map<int64_t, Bucket> buckets;
-  const Node* first_collective = nullptr;
-  for (Node* node : graph.nodes()) {
-    if (IsCollective(*node)) {
-      if (first_collective == nullptr) {
-        first_collective = node;
-      } else {
-        ZG_RETURN_IF_NOT(node->stream() == first_collective->stream(), "hazard: collectives ",
-                         Label(*first_collective), " on stream '", first_collective->stream(),
-                         "' and ", Label(*node), " on stream '", node->stream(),
-                         "' may run in different orders on different ranks (deadlock)");
-      }
-      std::optional<int64_t> node_ranks = node->GetInt("nranks");
-      ZG_RETURN_IF_NOT(!nranks || (node_ranks && *node_ranks == *nranks), "hazard: collective ",
-                       Label(*node), " is for ", node_ranks.value_or(0),
-                       " ranks, but the graph is rewritten for ", nranks.value_or(0));
-    }
+  std::vector<const Node*> collectives;
+  auto keep_last = [](Node*& last, Node* node) {
+    if (last == nullptr || last->IsBefore(*node)) last = node;
+  };
+  for (Node* node : graph.stored_nodes()) {
+    if (IsCollective(*node)) collectives.push_back(node);
     if (node->bucket() < 0 || node->domain() != kZerographDomain) {
       if (node->bucket() >= 0 && FindOptimizerSignature(*node)) {
-        buckets[node->bucket()].last_update = node;
+        keep_last(buckets[node->bucket()].last_update, node);
       }
       continue;
     }
     Bucket& bucket = buckets[node->bucket()];
-    if (node->op_type() == "TensorViews" && node->role() == OpRole::kForward)
-      bucket.param_views = node;
-    if (node->op_type() == "CoalesceTensors") bucket.coalesce = node;
-    if (node->op_type() == "AllGather") bucket.all_gather = node;
-    if (FindOptimizerSignature(*node)) bucket.last_update = node;
+    if (node->op_type() == "TensorViews" && node->role() == OpRole::kForward) {
+      keep_last(bucket.param_views, node);
+    }
+    if (node->op_type() == "CoalesceTensors") keep_last(bucket.coalesce, node);
+    if (node->op_type() == "AllGather") keep_last(bucket.all_gather, node);
+    if (FindOptimizerSignature(*node)) keep_last(bucket.last_update, node);
+  }
+  std::sort(collectives.begin(), collectives.end(),
+            [](const Node* a, const Node* b) { return a->IsBefore(*b); });
+  for (const Node* node : collectives) {
+    const Node* first = collectives.front();
+    ZG_RETURN_IF_NOT(node->stream() == first->stream(), "hazard: collectives ", Label(*first),
+                     " on stream '", first->stream(), "' and ", Label(*node), " on stream '",
+                     node->stream(), "' may run in different orders on different ranks (deadlock)");
+    std::optional<int64_t> node_ranks = node->GetInt("nranks");
+    ZG_RETURN_IF_NOT(!nranks || (node_ranks && *node_ranks == *nranks), "hazard: collective ",
+                     Label(*node), " is for ", node_ranks.value_or(0),
+                     " ranks, but the graph is rewritten for ", nranks.value_or(0));
   }
 
   for (const auto& [id, bucket] : buckets) {

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <vector>
+
 #include "zerograph/ir/graph.h"
 
 namespace zerograph {
@@ -27,6 +30,32 @@ TEST_F(VerifyTest, CatchesMoveBeforeProducer) {
   EXPECT_NE(status.message().find("node 'b' (Neg) reads 'y' before node 'a' (Relu)"),
             std::string_view::npos)
       << status.message();
+}
+
+// Large graphs are checked in chunks on several threads; the error reported is still the first in
+// schedule order, whichever chunk a thread finished first, and an erased producer is caught too.
+TEST_F(VerifyTest, LargeGraphReportsTheFirstErrorInScheduleOrder) {
+  constexpr int kNodes = 150000;  // enough chunks for every thread there is
+  Value* value = Input("x");
+  std::vector<Node*> chain;
+  for (int i = 0; i < kNodes; ++i) {
+    chain.push_back(
+        graph_.AddNode("Neg", "", {value}, {"v" + std::to_string(i)}, "n" + std::to_string(i)));
+    value = chain.back()->output(0);
+  }
+  graph_.AddOutput(value);
+  ASSERT_TRUE(Verify(graph_).ok()) << Verify(graph_).message();
+
+  // Two readers moved before their producers, the later one in a later chunk.
+  graph_.MoveBefore(chain[140001], chain[140000]);
+  graph_.MoveBefore(chain[70001], chain[70000]);
+  for (int run = 0; run < 5; ++run) {
+    Status status = Verify(graph_);
+    ASSERT_FALSE(status.ok());
+    EXPECT_NE(status.message().find("node 'n70001' (Neg) reads 'v70000' before node 'n70000'"),
+              std::string_view::npos)
+        << status.message();
+  }
 }
 
 // Our own ops are checked for arity and attributes: a CoalesceTensors without offsets fails.
