@@ -351,9 +351,7 @@ Status CheckRewrittenGraph(const std::string& path) {
 // The training graph to rewrite: IN, or ONNX Runtime's artifacts converted.
 StatusOr<std::unique_ptr<Graph>> ReadTrainingGraph(const RewriteGraphOptions& options) {
   if (!options.from_ort.empty()) return ImportOrtArtifacts(options.from_ort);
-  ZG_ASSIGN_OR_RETURN(std::unique_ptr<Graph> graph, LoadModel(options.input));
-  ZG_RETURN_IF_ERROR(Verify(*graph).WithContext(StrCat("verifying '", options.input, "'")));
-  return graph;
+  return LoadModel(options.input, {.verify = true});
 }
 
 Status RunRewriteGraph(const RewriteGraphOptions& options) {

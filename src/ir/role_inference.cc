@@ -180,12 +180,7 @@ StatusOr<std::vector<int64_t>> InferRoleBits(const Graph& graph, const TrainingS
   return roles;
 }
 
-Status InferMissingRoles(Graph& graph, const TrainingSpec& spec) {
-  const StoredNodeRange nodes = graph.stored_nodes();
-  if (std::all_of(nodes.begin(), nodes.end(), [](const Node* node) { return node->has_role(); })) {
-    return Status::Ok();
-  }
-  ZG_ASSIGN_OR_RETURN(std::vector<int64_t> roles, InferRoleBits(graph, spec));
+Status WriteMissingRoles(Graph& graph, std::span<const int64_t> role_bits) {
   std::vector<Node*> unannotated;
   for (Node* node : graph.stored_nodes()) {
     if (!node->has_role()) unannotated.push_back(node);
@@ -196,12 +191,21 @@ Status InferMissingRoles(Graph& graph, const TrainingSpec& spec) {
   return ParallelFor(chunks, ThreadsFor(unannotated.size(), kNodesPerThread), [&](size_t c) {
     const size_t end = std::min(unannotated.size(), (c + 1) * kNodesPerChunk);
     for (size_t i = c * kNodesPerChunk; i < end; ++i) {
-      const int64_t bits = roles[unannotated[i]->id()];
+      const int64_t bits = role_bits[static_cast<size_t>(unannotated[i]->id())];
       unannotated[i]->SetRole(static_cast<OpRole>(bits & ~kLossRoleBit),
                               (bits & kLossRoleBit) != 0);
     }
     return Status::Ok();
   });
+}
+
+Status InferMissingRoles(Graph& graph, const TrainingSpec& spec) {
+  const StoredNodeRange nodes = graph.stored_nodes();
+  if (std::all_of(nodes.begin(), nodes.end(), [](const Node* node) { return node->has_role(); })) {
+    return Status::Ok();
+  }
+  ZG_ASSIGN_OR_RETURN(std::vector<int64_t> roles, InferRoleBits(graph, spec));
+  return WriteMissingRoles(graph, roles);
 }
 
 }  // namespace zerograph

@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <string_view>
+#include <utility>
 
 #include "zerograph/core/str_cat.h"
 #include "zerograph/ir/graph.h"
@@ -96,9 +97,9 @@ StatusOr<InferredShapes> InferShapes(const Graph& graph, int nranks) {
       record(*output);
       std::optional<TensorSpec>& slot = shapes.specs_[static_cast<size_t>(output->id())];
       if (!specs) continue;
-      const TensorSpec& inferred = (*specs)[o];
+      TensorSpec& inferred = (*specs)[o];
       if (!slot) {
-        slot = inferred;
+        slot = std::move(inferred);
         ++shapes.known_;
         ++shapes.inferred_;
         continue;

@@ -5,6 +5,7 @@
 #include <climits>
 #include <cstdint>
 #include <filesystem>
+#include <future>
 #include <map>
 #include <optional>
 #include <span>
@@ -29,6 +30,7 @@
 #include "zerograph/ir/role_inference.h"
 #include "zerograph/ir/tensor.h"
 #include "zerograph/ir/training_spec.h"
+#include "zerograph/ir/verify.h"
 
 namespace zerograph {
 namespace {
@@ -185,7 +187,8 @@ class ExternalFiles {
   std::map<std::string, std::shared_ptr<const MappedFile>> files_;
 };
 
-StatusOr<std::unique_ptr<Graph>> LoadModelImpl(const std::string& path) {
+StatusOr<std::unique_ptr<Graph>> LoadModelImpl(const std::string& path,
+                                               const LoadOptions& options) {
   ZG_ASSIGN_OR_RETURN(std::shared_ptr<const MappedFile> file, MapModelFile(path));
   ZG_ASSIGN_OR_RETURN(
       std::unique_ptr<ModelParser> parser,
@@ -208,23 +211,40 @@ StatusOr<std::unique_ptr<Graph>> LoadModelImpl(const std::string& path) {
   file.reset();
   ZG_RETURN_IF_ERROR(CheckOpsetImports(*graph));
 
-  // A training graph must know each node's role; InferMissingRoles leaves annotated nodes alone.
-  // The spec is needed only to infer roles: when every node has one, it is only checked.
+  // Verify only reads the graph, and so does inferring roles until it writes them: they run at
+  // once, and an error of the roles' comes first, as it would with Verify after loading.
+  std::future<Status> verified;
+  if (options.verify) {
+    verified = RunOnTheSide([&graph] { return Verify(*graph).WithContext("verifying"); });
+  }
+  auto verify_result = [&] { return verified.valid() ? verified.get() : Status::Ok(); };
+
+  // A training graph must know each node's role; inferred roles go to the nodes without one. The
+  // spec is needed only to infer roles: when every node has one, it is only checked.
   const bool roles_missing = std::any_of(graph->nodes().begin(), graph->nodes().end(),
                                          [](const Node* node) { return !node->has_role(); });
   if (!roles_missing) {
-    ZG_RETURN_IF_ERROR(CheckTrainingSpec(*graph).status());
+    const Status spec_checked = CheckTrainingSpec(*graph).status();
+    const Status graph_checked = verify_result();
+    ZG_RETURN_IF_ERROR(spec_checked);
+    ZG_RETURN_IF_ERROR(graph_checked);
     return graph;
   }
-  ZG_ASSIGN_OR_RETURN(std::optional<TrainingSpec> spec, ReadTrainingSpec(*graph));
-  if (spec.has_value()) ZG_RETURN_IF_ERROR(InferMissingRoles(*graph, *spec));
+  StatusOr<std::optional<TrainingSpec>> spec = ReadTrainingSpec(*graph);
+  StatusOr<std::vector<int64_t>> roles = std::vector<int64_t>();
+  if (spec.ok() && spec->has_value()) roles = InferRoleBits(*graph, **spec);
+  const Status graph_checked = verify_result();
+  ZG_RETURN_IF_ERROR(spec.status());
+  ZG_RETURN_IF_ERROR(roles.status());
+  ZG_RETURN_IF_ERROR(graph_checked);
+  if (spec->has_value()) ZG_RETURN_IF_ERROR(WriteMissingRoles(*graph, *roles));
   return graph;
 }
 
 }  // namespace
 
-StatusOr<std::unique_ptr<Graph>> LoadModel(const std::string& path) {
-  StatusOr<std::unique_ptr<Graph>> graph = LoadModelImpl(path);
+StatusOr<std::unique_ptr<Graph>> LoadModel(const std::string& path, const LoadOptions& options) {
+  StatusOr<std::unique_ptr<Graph>> graph = LoadModelImpl(path, options);
   if (!graph.ok()) return std::move(graph).status().WithContext(StrCat("'", path, "'"));
   return graph;
 }

@@ -1,6 +1,8 @@
 #ifndef ZEROGRAPH_IR_ROLE_INFERENCE_H_
 #define ZEROGRAPH_IR_ROLE_INFERENCE_H_
 
+#include <cstdint>
+#include <span>
 #include <vector>
 
 #include "zerograph/core/status.h"
@@ -23,7 +25,11 @@ struct TrainingSpec;
 // linear time. Fails when shape inference finds the graph inconsistent, naming the node.
 StatusOr<std::vector<int64_t>> InferRoleBits(const Graph& graph, const TrainingSpec& spec);
 
-// Gives every node without `__op_role` its inferred role (written as `__op_role`).
+// Gives every node without `__op_role` its role from `role_bits` (InferRoleBits's answer), written
+// as `__op_role`.
+Status WriteMissingRoles(Graph& graph, std::span<const int64_t> role_bits);
+
+// Gives every node without `__op_role` its inferred role: InferRoleBits, then WriteMissingRoles.
 Status InferMissingRoles(Graph& graph, const TrainingSpec& spec);
 
 }  // namespace zerograph

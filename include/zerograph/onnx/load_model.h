@@ -13,7 +13,13 @@ namespace zerograph {
 // must lie inside the model's folder. A training graph (one with `zerograph.*` metadata) gets its
 // metadata checked and, where nodes carry no `__op_role`, roles inferred. Every error names the
 // file and the node, value or tensor at fault; bad input is InvalidArgument, NotFound or DataLoss.
-StatusOr<std::unique_ptr<Graph>> LoadModel(const std::string& path);
+struct LoadOptions {
+  // Also check the graph (Verify) before returning it. The check runs while roles are inferred:
+  // both only read the graph until the roles are written.
+  bool verify = false;
+};
+StatusOr<std::unique_ptr<Graph>> LoadModel(const std::string& path,
+                                           const LoadOptions& options = {});
 
 }  // namespace zerograph
 
