@@ -361,6 +361,28 @@ TEST_F(LoadModelTest, LeavesRolesOfPlainModelUnset) {
   EXPECT_FALSE((*graph)->first_node()->has_role());
 }
 
+// With `verify`, the graph is also checked against the op contracts (while roles are inferred):
+// a Cast without its required `to` loads, but does not verify.
+TEST_F(LoadModelTest, VerifiesOnRequest) {
+  StatusOr<onnx::ModelProto> model = ParseModelText(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[2] x) => (float[2] y)
+    {
+      y = Cast(x)
+    }
+  )");
+  ASSERT_TRUE(model.ok()) << model.status().ToString();
+  const std::string path = folder_.Path("cast.onnx");
+  ASSERT_TRUE(WriteModelFile(*model, path).ok());
+  EXPECT_TRUE(LoadModel(path).ok());
+  StatusOr<std::unique_ptr<Graph>> graph = LoadModel(path, {.verify = true});
+  ASSERT_FALSE(graph.ok());
+  EXPECT_EQ(graph.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(graph.status().message().find("verifying"), std::string::npos)
+      << graph.status().message();
+  EXPECT_NE(graph.status().message().find("'to'"), std::string::npos) << graph.status().message();
+}
+
 // Every case of the shared catalogue (what make_bad_models writes for the CLI tests) is refused.
 TEST_F(LoadModelTest, RefusesEveryBadModel) {
   for (const onnx_test::BadModel& model : onnx_test::BadModels()) {
