@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "ir/contracts/contracts.h"
+#include "ir/contracts/shape_functions.h"
 #include "zerograph/core/str_cat.h"
 #include "zerograph/ir/graph.h"
 
@@ -274,6 +275,9 @@ Status OpContracts::Add(OpContract contract) {
       ZG_RET_CHECK(!IsVariadic(formal) || &formal == &formals->back(), "contract ", name, ": ",
                    ArityName(formal.arity), " formal '", formal.name, "' is not last");
     }
+  }
+  if (contract.keeps_input_shape == nullptr) {
+    contract.keeps_input_shape = contracts::KeepsInputShapeRuleOf(contract.infer);
   }
   if (contract.optimizer) {
     optimizers_.push_back({contract.domain, contract.name, *contract.optimizer});

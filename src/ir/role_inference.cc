@@ -11,6 +11,7 @@
 #include "zerograph/core/str_cat.h"
 #include "zerograph/ir/graph.h"
 #include "zerograph/ir/node.h"
+#include "zerograph/ir/op_contract.h"
 #include "zerograph/ir/optimizer_signature.h"
 #include "zerograph/ir/shape_inference.h"
 #include "zerograph/ir/training_spec.h"
@@ -31,14 +32,37 @@ std::optional<Shape> RecordedDims(const Value& value) {
 
 // Post-processing keeps a gradient's shape (casts, scales, clipping). A single-input node that
 // changes it, such as the ReduceSum that turns a layer's output gradient into its bias gradient,
-// is backward; where the shapes cannot be known, backward is the safe answer. Recorded types are
-// used first; graphs without value_info get the op contracts' shape inference, run once and only
-// when a node needs it.
+// is backward; where the shapes cannot be known, backward is the safe answer. Most nodes are
+// decided by their op contract (OpContract::keeps_input_shape) and whether their input's shape
+// can be known at all (KnowableShapes); the others by recorded types, or for graphs without
+// value_info the contracts' shape inference, run once and only when a node needs it.
 class ShapeComparer {
  public:
-  explicit ShapeComparer(const Graph& graph) : graph_(graph) {}
+  explicit ShapeComparer(const Graph& graph) : graph_(graph), contracts_(graph) {}
 
-  // Whether `a` and `b` have the same known dimensions (their dtypes may differ, as a Cast's do).
+  // Whether every output of `node` has the known shape of its input `input` (their dtypes may
+  // differ, as a Cast's do).
+  StatusOr<bool> KeepsShape(const Node& node, size_t input) {
+    const Value& in = *node.input(input);
+    const OpContract* contract = contracts_.Find(node);
+    if (node.num_outputs() == 1 && contract != nullptr && contract->keeps_input_shape != nullptr) {
+      const std::optional<bool> keeps = contract->keeps_input_shape(node, input);
+      if (keeps == false) return false;
+      if (keeps == true) {
+        if (!knowable_) knowable_ = KnowableShapes(graph_);
+        if ((*knowable_)[static_cast<size_t>(in.id())]) return true;
+      }
+    }
+    for (const Value* output : node.outputs()) {
+      if (output == nullptr) continue;
+      ZG_ASSIGN_OR_RETURN(const bool same, SameKnownDims(*output, in));
+      if (!same) return false;
+    }
+    return true;
+  }
+
+ private:
+  // Whether `a` and `b` have the same known dimensions.
   StatusOr<bool> SameKnownDims(const Value& a, const Value& b) {
     std::optional<Shape> recorded_a = RecordedDims(a);
     std::optional<Shape> recorded_b = RecordedDims(b);
@@ -56,8 +80,9 @@ class ShapeComparer {
     return spec_a != nullptr && spec_b != nullptr && spec_a->shape == spec_b->shape;
   }
 
- private:
   const Graph& graph_;
+  GraphContracts contracts_;
+  std::optional<std::vector<char>> knowable_;
   std::optional<InferredShapes> inferred_;
 };
 
@@ -146,11 +171,11 @@ StatusOr<std::vector<int64_t>> InferRoleBits(const Graph& graph, const TrainingS
       role = static_cast<int64_t>(OpRole::kOptimize);
       continue;
     }
-    const Value* dynamic_input = nullptr;
+    size_t dynamic_input = 0;
     size_t dynamic_inputs = 0;
-    for (const Value* input : node->inputs()) {
-      if (!is_dynamic(input)) continue;
-      dynamic_input = input;
+    for (size_t i = 0; i < node->num_inputs(); ++i) {
+      if (!is_dynamic(node->input(i))) continue;
+      dynamic_input = i;
       ++dynamic_inputs;
     }
     if (dynamic_inputs != 1) continue;
@@ -169,12 +194,7 @@ StatusOr<std::vector<int64_t>> InferRoleBits(const Graph& graph, const TrainingS
     }
     if (!has_user || !all_users_optimizer) continue;
     // Shapes last: they may take shape inference over the whole graph.
-    bool keeps_shape = true;
-    for (const Value* output : node->outputs()) {
-      if (output == nullptr) continue;
-      ZG_ASSIGN_OR_RETURN(const bool same, shapes.SameKnownDims(*output, *dynamic_input));
-      keeps_shape = keeps_shape && same;
-    }
+    ZG_ASSIGN_OR_RETURN(const bool keeps_shape, shapes.KeepsShape(*node, dynamic_input));
     if (keeps_shape) role = static_cast<int64_t>(OpRole::kOptimize);
   }
   return roles;

@@ -113,4 +113,33 @@ StatusOr<InferredShapes> InferShapes(const Graph& graph, int nranks) {
   return shapes;
 }
 
+std::vector<char> KnowableShapes(const Graph& graph) {
+  std::vector<char> knowable(static_cast<size_t>(graph.value_id_bound()), 0);
+  auto record = [&](const Value& value) {
+    if (RecordedSpec(value)) knowable[static_cast<size_t>(value.id())] = 1;
+  };
+  for (const Value* value : graph.inputs()) record(*value);
+  for (const Value* value : graph.initializers()) record(*value);
+  GraphContracts contracts(graph);
+  for (const Node* node : graph.nodes()) {
+    const OpContract* contract = contracts.Find(*node);
+    bool known = contract != nullptr;
+    for (size_t i = 0; i < node->num_inputs() && known; ++i) {
+      const Value* input = node->input(i);
+      if (input == nullptr) continue;
+      known = knowable[static_cast<size_t>(input->id())] &&
+              (!contract->IsHostInput(i) || InitializerValue(*input).has_value());
+    }
+    for (const Value* output : node->outputs()) {
+      if (output == nullptr) continue;
+      if (known) {
+        knowable[static_cast<size_t>(output->id())] = 1;
+      } else {
+        record(*output);
+      }
+    }
+  }
+  return knowable;
+}
+
 }  // namespace zerograph

@@ -1,5 +1,7 @@
 #include "zerograph/ir/op_contract.h"
 
+#include <optional>
+#include <span>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -34,6 +36,45 @@ TEST_F(OpContractTest, FindPicksTheVersionOfTheOpset) {
   EXPECT_EQ(contracts.Find("", "NoSuchOp"), nullptr);
   EXPECT_TRUE(contracts.Find("", "ReduceSum", 13)->IsHostInput(1));
   EXPECT_FALSE(contracts.Find("", "ReduceSum", 12)->IsHostInput(1));
+}
+
+// The contracts say from a node alone whether it keeps its input's shape: elementwise ops and
+// broadcasts against constant scalars do; a reduction without keepdims does not; the rest take
+// the shapes (nullopt).
+TEST_F(OpContractTest, KeepsInputShapeDecidesFromTheNodeAlone) {
+  Value* x = Input("x", {2, 3});
+  const int64_t no_dims[] = {0};
+  const int64_t three[] = {3};
+  const float scalar_value = 2.0f;
+  const float row[] = {1.0f, 2.0f, 3.0f};
+  const int64_t axes_value = 1;
+  Value* scalar = graph_.AddInitializer("s", DataType::kFloat32, std::span(no_dims, 0),
+                                        std::as_bytes(std::span(&scalar_value, 1)));
+  Value* vector =
+      graph_.AddInitializer("v", DataType::kFloat32, three, std::as_bytes(std::span(row)));
+  const int64_t one[] = {1};
+  Value* axes = graph_.AddInitializer("axes", DataType::kInt64, one,
+                                      std::as_bytes(std::span(&axes_value, 1)));
+  auto keeps = [&](Node* node, size_t input) -> std::optional<bool> {
+    const OpContract* contract = GraphContracts(graph_).Find(*node);
+    EXPECT_NE(contract, nullptr) << node->op_type();
+    if (contract == nullptr || contract->keeps_input_shape == nullptr) return std::nullopt;
+    return contract->keeps_input_shape(*node, input);
+  };
+  EXPECT_EQ(keeps(graph_.AddNode("Identity", "", {x}, {"i"}), 0), true);
+  Node* cast = graph_.AddNode("Cast", "", {x}, {"c"});
+  cast->SetInt("to", 10);
+  EXPECT_EQ(keeps(cast, 0), true);
+  EXPECT_EQ(keeps(graph_.AddNode("Mul", "", {x, scalar}, {"m"}), 0), true);
+  EXPECT_EQ(keeps(graph_.AddNode("Mul", "", {scalar, x}, {"m2"}), 1), true);
+  EXPECT_EQ(keeps(graph_.AddNode("Mul", "", {x, vector}, {"m3"}), 0), std::nullopt);
+  EXPECT_EQ(keeps(graph_.AddNode("Add", "", {x, x}, {"a"}), 0), std::nullopt);
+  Node* sum = graph_.AddNode("ReduceSum", "", {x, axes}, {"r"});
+  sum->SetInt("keepdims", 0);
+  EXPECT_EQ(keeps(sum, 0), false);
+  Node* kept = graph_.AddNode("ReduceSum", "", {x, axes}, {"r2"});
+  EXPECT_EQ(keeps(kept, 0), std::nullopt);  // keepdims 1: the shapes tell
+  EXPECT_EQ(keeps(graph_.AddNode("Transpose", "", {x}, {"t"}), 0), std::nullopt);
 }
 
 // Attribute defaults are those of the version the graph's opset selects, and follow a change of

@@ -18,6 +18,7 @@
 #include "zerograph/core/str_cat.h"
 #include "zerograph/ir/graph.h"
 #include "zerograph/ir/role_inference.h"
+#include "zerograph/ir/shape_inference.h"
 #include "zerograph/ir/training_spec.h"
 #include "zerograph/ir/verify.h"
 #include "zerograph/onnx/load_model.h"
@@ -59,6 +60,24 @@ void ExpectInferredRolesMatch(const Graph& graph) {
     losses += node->is_loss() ? 1 : 0;
   }
   EXPECT_EQ(losses, 1);
+}
+
+// Checks that KnowableShapes, which runs no shape function, knows what InferShapes infers.
+void ExpectKnowableShapesMatchInferred(const Graph& graph) {
+  StatusOr<InferredShapes> inferred = InferShapes(graph);
+  ASSERT_TRUE(inferred.ok()) << inferred.status().ToString();
+  const std::vector<char> knowable = KnowableShapes(graph);
+  int64_t known = 0;
+  for (const Node* node : graph.nodes()) {
+    for (const Value* value : node->outputs()) {
+      if (value == nullptr) continue;
+      const bool found = inferred->Find(*value) != nullptr;
+      EXPECT_EQ(static_cast<bool>(knowable[static_cast<size_t>(value->id())]), found)
+          << value->name();
+      known += found ? 1 : 0;
+    }
+  }
+  EXPECT_GT(known, 0);
 }
 
 // Checks that every value a node computes has a recorded type.
@@ -225,6 +244,7 @@ TEST(MlpTest, InferredRolesMatchExplicitRoles) {
     StatusOr<std::unique_ptr<Graph>> loaded = LoadModel(CommittedModel(name));
     ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
     ExpectInferredRolesMatch(**loaded);
+    ExpectKnowableShapesMatchInferred(**loaded);
   }
 }
 

@@ -131,6 +131,11 @@ struct OpMemory {
   bool gathers_rank_shards = false;
 };
 
+// Whether a node's output 0 has the shape of its input `input` whatever that shape is, decided from
+// the node alone (its attributes and constant inputs, not the shapes of values computed at run
+// time): true, false, or nullopt where only the shapes can tell.
+using KeepsInputShape = std::optional<bool> (*)(const Node& node, size_t input);
+
 // What a node must satisfy beyond its formals and attribute types (attribute lengths that follow
 // the input count, enumerated strings); InvalidArgument says what is wrong.
 using NodeCheck = Status (*)(const Node&);
@@ -173,6 +178,10 @@ struct OpContract {
   // values. The executor computes them while planning, so the shape functions of their readers
   // (Reshape's shape) know them; the kernels call it too.
   StatusOr<std::vector<int64_t>> (*values_from_shapes)(const ShapeContext&) = nullptr;
+  // Lets role inference tell a gradient's post-processing (which keeps its shape) from backward
+  // ops that change it without inferring every shape. Null: only the shapes can tell. Set by the
+  // contract, or by OpContracts::Add for the shared shape functions (KeepsInputShapeRuleOf).
+  KeepsInputShape keeps_input_shape = nullptr;
 
   // The type constraint named `type`, or null.
   const TypeConstraint* FindConstraint(std::string_view type) const;

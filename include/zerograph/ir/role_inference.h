@@ -20,9 +20,12 @@ struct TrainingSpec;
 // everything else is backward. A dynamic input is one that is not constant (an initializer no
 // optimizer updates and the state binding does not name, or a `Constant` output). Post-processing
 // must also keep the gradient's shape: a shape-changing single-input node (the ReduceSum giving a
-// bias gradient), or one whose shapes are neither recorded nor inferable from the op contracts
-// (InferShapes, run only when value_info lacks a shape), is backward. Returns the raw role bits;
-// linear time. Fails when shape inference finds the graph inconsistent, naming the node.
+// bias gradient), or one whose shapes are neither recorded nor inferable from the op contracts,
+// is backward. The op contract decides where it can from the node alone (an Identity, a Cast, a
+// Mul by a constant scalar keep any shape they get; a ReduceSum with keepdims 0 changes it), once
+// the input's shape is known to be inferable (KnowableShapes); InferShapes runs only for the rest.
+// Returns the raw role bits; linear time. Fails when shape inference finds the graph inconsistent,
+// naming the node.
 StatusOr<std::vector<int64_t>> InferRoleBits(const Graph& graph, const TrainingSpec& spec);
 
 // Gives every node without `__op_role` its role from `role_bits` (InferRoleBits's answer), written

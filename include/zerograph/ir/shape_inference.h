@@ -43,6 +43,12 @@ std::optional<TensorSpec> RecordedSpec(const Value& value);
 // graph runs on (LocalShard's shards), 0 for the graph's own `zerograph.nranks`, else 1.
 StatusOr<InferredShapes> InferShapes(const Graph& graph, int nranks = 0);
 
+// Which values InferShapes gives a spec, by value id, found without running a shape function: a
+// value with a recorded complete type, or an output of a node with a contract whose inputs are
+// all knowable, each host-read one an initializer. A fraction of InferShapes's time; it does not
+// see a shape function refuse its inputs (InferShapes's errors).
+std::vector<char> KnowableShapes(const Graph& graph);
+
 }  // namespace zerograph
 
 #endif  // ZEROGRAPH_IR_SHAPE_INFERENCE_H_

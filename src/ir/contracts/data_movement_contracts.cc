@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <utility>
 
 #include "ir/contracts/contracts.h"
 #include "ir/contracts/shape_functions.h"
@@ -455,14 +456,16 @@ Status AddDataMovementContracts(OpContracts& contracts) {
                                     {{"perm", AttributeType::kInts, false, {}}},
                                     {{"T", kAllTypes}},
                                     TransposeShape}));
-  ZG_RETURN_IF_ERROR(contracts.Add({"",
-                                    "Cast",
-                                    6,
-                                    {{"input", "T1"}},
-                                    {{"output", "T2"}},
-                                    {{"to", AttributeType::kInt, /*required=*/true, {}}},
-                                    {{"T1", kAllTypes}, {"T2", kAllTypes}},
-                                    CastShape}));
+  OpContract cast{"",
+                  "Cast",
+                  6,
+                  {{"input", "T1"}},
+                  {{"output", "T2"}},
+                  {{"to", AttributeType::kInt, /*required=*/true, {}}},
+                  {{"T1", kAllTypes}, {"T2", kAllTypes}},
+                  CastShape};
+  cast.keeps_input_shape = FirstInputKeepsShape;
+  ZG_RETURN_IF_ERROR(contracts.Add(std::move(cast)));
   ZG_RETURN_IF_ERROR(contracts.Add({"",
                                     "CastLike",
                                     15,

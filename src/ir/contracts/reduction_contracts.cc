@@ -3,10 +3,15 @@
 // ops of the same family in com.microsoft (orttraining/core/graph/training_op_defs.cc,
 // core/graph/contrib_ops/contrib_defs.cc): their gradients, RMS normalization, ReduceSumTraining.
 
+#include <cstddef>
+#include <optional>
+#include <span>
 #include <string_view>
 
 #include "ir/contracts/contracts.h"
 #include "ir/contracts/shape_functions.h"
+#include "zerograph/ir/tensor.h"
+#include "zerograph/ir/value.h"
 
 namespace zerograph::contracts {
 namespace {
@@ -46,6 +51,21 @@ StatusOr<std::vector<TensorSpec>> ReduceShape(const ShapeContext& ctx) {
   return std::vector<TensorSpec>{std::move(out)};
 }
 
+// keepdims = 0 with axes known and not empty drops dimensions: the output never has the input's
+// shape (a layer's bias gradient, ReduceSum of its output gradient). Anything else takes shapes.
+std::optional<bool> ReductionKeepsShape(const Node& node, size_t input) {
+  if (input != 0 || node.GetInt("keepdims").value_or(1) != 0) return std::nullopt;
+  bool axes_given = false;
+  if (std::optional<std::span<const int64_t>> axes = node.GetInts("axes")) {
+    axes_given = !axes->empty();
+  } else if (node.num_inputs() > 1 && node.input(1) != nullptr) {
+    const Tensor* axes = node.input(1)->initializer();
+    axes_given = axes != nullptr && axes->dims().size() == 1 && axes->dims()[0] > 0;
+  }
+  if (axes_given) return false;
+  return std::nullopt;
+}
+
 enum class Axes { kAttribute, kInput };
 
 OpContract Reduce(std::string_view name, int since_version, Axes axes,
@@ -58,6 +78,7 @@ OpContract Reduce(std::string_view name, int since_version, Axes axes,
                       {{"keepdims", AttributeType::kInt, false, int64_t{1}}},
                       {{"T", types}},
                       ReduceShape};
+  contract.keeps_input_shape = ReductionKeepsShape;
   if (axes == Axes::kInput) {
     contract.inputs.push_back({"axes", "tensor(int64)", kOptional, /*host=*/true});
     contract.type_constraints.push_back({"tensor(int64)", kInt64Type});

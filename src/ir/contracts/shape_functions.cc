@@ -1,5 +1,9 @@
 #include "ir/contracts/shape_functions.h"
 
+#include "ir/contracts/broadcast_shape_functions.h"
+#include "zerograph/ir/tensor.h"
+#include "zerograph/ir/value.h"
+
 namespace zerograph::contracts {
 namespace {
 
@@ -12,7 +16,43 @@ StatusOr<TensorSpec> Broadcast(const ShapeContext& ctx) {
   return TensorSpec{a->dtype, std::move(shape)};
 }
 
+// Whether `value` is known, before anything runs, to have rank 0: an initializer or a recorded
+// type without dimensions, or the output of an input-less op (Constant) whose contract says so.
+bool IsConstantScalar(const Value& value) {
+  if (const Tensor* tensor = value.initializer()) return tensor->dims().empty();
+  if (std::optional<TensorType> type = value.type(); type && type->dims) return type->dims->empty();
+  const Node* producer = value.producer();
+  if (producer == nullptr || producer->num_inputs() != 0) return false;
+  const OpContract* contract = FindContract(*producer, std::nullopt);
+  if (contract == nullptr) return false;
+  StatusOr<std::vector<TensorSpec>> specs = contract->infer(ShapeContext{producer, {}, {}, 1});
+  const auto index = static_cast<size_t>(value.producer_output_index());
+  return specs.ok() && index < specs->size() && (*specs)[index].shape.empty();
+}
+
 }  // namespace
+
+std::optional<bool> FirstInputKeepsShape(const Node& /*node*/, size_t input) {
+  if (input == 0) return true;
+  return std::nullopt;
+}
+
+std::optional<bool> KeepsShapeAgainstScalars(const Node& node, size_t input) {
+  for (size_t i = 0; i < node.num_inputs(); ++i) {
+    const Value* other = node.input(i);
+    if (i == input || other == nullptr) continue;
+    if (!IsConstantScalar(*other)) return std::nullopt;
+  }
+  return true;
+}
+
+KeepsInputShape KeepsInputShapeRuleOf(ShapeFunction infer) {
+  if (infer == SameAsFirstInput) return FirstInputKeepsShape;
+  if (infer == BroadcastBinary || infer == BroadcastVariadic || infer == BroadcastLikeFirst) {
+    return KeepsShapeAgainstScalars;
+  }
+  return nullptr;
+}
 
 StatusOr<std::vector<TensorSpec>> SameAsFirstInput(const ShapeContext& ctx) {
   ZG_ASSIGN_OR_RETURN(const TensorSpec* x, ctx.Required(0));

@@ -3,6 +3,8 @@
 
 // Shape functions that several ops share.
 
+#include <cstddef>
+#include <optional>
 #include <vector>
 
 #include "zerograph/core/num_elements.h"
@@ -18,6 +20,16 @@ StatusOr<std::vector<TensorSpec>> BroadcastBinary(const ShapeContext& ctx);
 StatusOr<std::vector<TensorSpec>> BroadcastComparison(const ShapeContext& ctx);
 // Two inputs of one dtype and one shape: one output like them (ReluGrad).
 StatusOr<std::vector<TensorSpec>> SameShapeBinary(const ShapeContext& ctx);
+
+// OpContract::keeps_input_shape rules.
+// True for input 0 (Identity, Relu, Cast); nullopt for the others.
+std::optional<bool> FirstInputKeepsShape(const Node& node, size_t input);
+// Numpy broadcasting against scalars keeps a shape: true when every other input is a constant of
+// rank 0 (a gradient scaled by a constant); nullopt otherwise.
+std::optional<bool> KeepsShapeAgainstScalars(const Node& node, size_t input);
+// The rule that holds for every op whose shape function is `infer` (SameAsFirstInput, the
+// broadcasts), or null.
+KeepsInputShape KeepsInputShapeRuleOf(ShapeFunction infer);
 
 }  // namespace zerograph::contracts
 
