@@ -406,10 +406,12 @@ Status RunRewriteGraph(const RewriteGraphOptions& options) {
     if (options.overlap) pipeline.AddPass<OverlapPass>();
   }
   // A control made before sharding is rebuilt for the sharded layout.
-  const bool controlled = std::any_of(graph->nodes().begin(), graph->nodes().end(), [](Node* n) {
-    return n->Is(kZerographDomain, "GradientControl");
-  });
-  if (options.clip_grad_norm || loss_scaling || (controlled && options.nranks)) {
+  auto controlled = [&graph] {
+    const StoredNodeRange nodes = graph->stored_nodes();
+    return std::any_of(nodes.begin(), nodes.end(),
+                       [](const Node* n) { return n->Is(kZerographDomain, "GradientControl"); });
+  };
+  if (options.clip_grad_norm || loss_scaling || (options.nranks && controlled())) {
     GradientControlPass::Options control = options.control;
     control.max_norm = options.clip_grad_norm.value_or(0.0f);
     pipeline.AddPass<GradientControlPass>(control);
@@ -417,16 +419,6 @@ Status RunRewriteGraph(const RewriteGraphOptions& options) {
   StatusOr<bool> changed = pipeline.Run(*graph);
   if (!changed.ok()) {
     return std::move(changed).status().WithContext(StrCat("rewriting '", source, "'"));
-  }
-  // The input was verified when read; what the passes changed is verified before it is written.
-  if (*changed && !options.verify_each_pass) {
-    Status verified = Verify(*graph);
-    if (!verified.ok()) {
-      return InternalError(
-                 StrCat("the passes left an invalid graph (--verify-each-pass names the pass): ",
-                        verified.message()))
-          .WithContext(StrCat("rewriting '", source, "'"));
-    }
   }
   ZG_RETURN_IF_ERROR(CheckHazards(*graph).WithContext(StrCat("rewriting '", source, "'")));
   if (options.master_weights &&
@@ -438,7 +430,19 @@ Status RunRewriteGraph(const RewriteGraphOptions& options) {
   if (!options.layout_out.empty()) {
     ZG_RETURN_IF_ERROR(WriteFileAtomically(options.layout_out, sharding->layout().ToJson()));
   }
-  Status saved = SaveModel(*graph, options.output);
+  // The input was verified when read; what the passes changed is verified while it is written,
+  // and put in place only if it passes.
+  auto verify_rewrite = [&]() -> Status {
+    Status verified = Verify(*graph);
+    if (verified.ok()) return verified;
+    return InternalError(
+               StrCat("the passes left an invalid graph (--verify-each-pass names the pass): ",
+                      verified.message()))
+        .WithContext(StrCat("rewriting '", source, "'"));
+  };
+  Status saved = *changed && !options.verify_each_pass
+                     ? SaveModel(*graph, options.output, verify_rewrite)
+                     : SaveModel(*graph, options.output);
   if (!saved.ok()) {
     if (!options.layout_out.empty()) std::filesystem::remove(options.layout_out);
     return saved;

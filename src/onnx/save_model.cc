@@ -2,6 +2,8 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
+#include <future>
 #include <memory>
 #include <span>
 #include <string>
@@ -113,7 +115,10 @@ Status WriteModel(onnx::ModelProto& model, const AtomicFile& file) {
                         });
 }
 
-Status SaveModelImpl(Graph& graph, const std::string& path) {
+Status SaveModelImpl(Graph& graph, const std::string& path, const std::function<Status()>& check) {
+  // Joined on every path out, before the graph can change again.
+  std::future<Status> checked;
+  if (check != nullptr) checked = RunOnTheSide(check);
   const fs::path destination(path);
   const std::string name = destination.filename().string();
   ZG_RETURN_IF_NOT(!name.empty() && name != "." && name != "..", "the path names no file");
@@ -141,6 +146,7 @@ Status SaveModelImpl(Graph& graph, const std::string& path) {
 
   ZG_ASSIGN_OR_RETURN(AtomicFile * data_file, data_writer.Finish());
   ZG_RETURN_IF_ERROR(model_file->Sync());
+  if (checked.valid()) ZG_RETURN_IF_ERROR(checked.get());
   // Data first: the new model must never point into an old data file.
   if (data_file != nullptr) ZG_RETURN_IF_ERROR(data_file->Commit());
   return model_file->Commit();
@@ -148,8 +154,10 @@ Status SaveModelImpl(Graph& graph, const std::string& path) {
 
 }  // namespace
 
-Status SaveModel(Graph& graph, const std::string& path) {
-  return SaveModelImpl(graph, path).WithContext(StrCat("saving '", path, "'"));
+Status SaveModel(Graph& graph, const std::string& path) { return SaveModel(graph, path, nullptr); }
+
+Status SaveModel(Graph& graph, const std::string& path, const std::function<Status()>& check) {
+  return SaveModelImpl(graph, path, check).WithContext(StrCat("saving '", path, "'"));
 }
 
 }  // namespace zerograph

@@ -1,8 +1,10 @@
 #include "zerograph/onnx/save_model.h"
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <memory>
 #include <span>
 #include <string>
@@ -215,6 +217,44 @@ TEST_F(SaveModelTest, RefusesFolderAsPath) {
 // A save that fails after it started writing (here: an IR 10 model declaring a float8 value,
 // which IR 8 cannot hold, checked once the external data is already written) removes its
 // temporary files and leaves the destination as it was.
+// A check run beside the writing decides whether the files are put in place: when it fails, its
+// error is returned and neither the model nor its external data file is left; when it passes, the
+// save is the plain one.
+TEST_F(SaveModelTest, CheckBesideTheWritingGatesTheCommit) {
+  StatusOr<onnx::ModelProto> model = ParseModelText(kExternalModel);
+  ASSERT_TRUE(model.ok()) << model.status().ToString();
+  onnx::TensorProto* w1 = model->mutable_graph()->mutable_initializer(0);
+  w1->clear_float_data();
+  w1->set_data_location(onnx::TensorProto::EXTERNAL);
+  onnx::StringStringEntryProto* location = w1->add_external_data();
+  location->set_key("location");
+  location->set_value("in.bin");
+  ASSERT_TRUE(WriteBytesFile(Floats({1, 2, 3}), folder_.Path("in.bin")).ok());
+  ASSERT_TRUE(WriteModelFile(*model, folder_.Path("in.onnx")).ok());
+  StatusOr<std::unique_ptr<Graph>> graph = LoadModel(folder_.Path("in.onnx"));
+  ASSERT_TRUE(graph.ok()) << graph.status().ToString();
+
+  const std::vector<std::string> before = FolderContents(folder_.path());
+  Status refused = SaveModel(**graph, folder_.Path("out.onnx"),
+                             [] { return InternalError("the check found a fault"); });
+  ASSERT_FALSE(refused.ok());
+  EXPECT_THAT(refused.message(), HasSubstr("the check found a fault"));
+  EXPECT_EQ(FolderContents(folder_.path()), before);
+
+  ASSERT_TRUE(SaveModel(**graph, folder_.Path("out.onnx"), [] { return Status::Ok(); }).ok());
+  fs::create_directory(folder_.Path("plain"));
+  ASSERT_TRUE(SaveModel(**graph, folder_.Path("plain/out.onnx")).ok());
+  for (const char* name : {"out.onnx", "out.onnx.data"}) {
+    std::ifstream checked(folder_.Path(name), std::ios::binary);
+    std::ifstream plain(folder_.Path("plain/" + std::string(name)), std::ios::binary);
+    ASSERT_TRUE(checked.good() && plain.good()) << name;
+    EXPECT_TRUE(std::equal(std::istreambuf_iterator<char>(checked),
+                           std::istreambuf_iterator<char>(), std::istreambuf_iterator<char>(plain),
+                           std::istreambuf_iterator<char>()))
+        << name;
+  }
+}
+
 TEST_F(SaveModelTest, FailedSaveLeavesNoTemporaryFile) {
   StatusOr<onnx::ModelProto> model = ParseModelText(kExternalModel);
   ASSERT_TRUE(model.ok()) << model.status().ToString();
