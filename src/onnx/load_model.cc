@@ -221,8 +221,9 @@ StatusOr<std::unique_ptr<Graph>> LoadModelImpl(const std::string& path,
 
   // A training graph must know each node's role; inferred roles go to the nodes without one. The
   // spec is needed only to infer roles: when every node has one, it is only checked.
-  const bool roles_missing = std::any_of(graph->nodes().begin(), graph->nodes().end(),
-                                         [](const Node* node) { return !node->has_role(); });
+  const StoredNodeRange nodes = graph->stored_nodes();
+  const bool roles_missing =
+      std::any_of(nodes.begin(), nodes.end(), [](const Node* node) { return !node->has_role(); });
   if (!roles_missing) {
     const Status spec_checked = CheckTrainingSpec(*graph).status();
     const Status graph_checked = verify_result();

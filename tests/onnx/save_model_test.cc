@@ -82,6 +82,20 @@ std::vector<std::string> FolderContents(const std::string& folder) {
 
 class SaveModelTest : public ::testing::Test {
  protected:
+  // Writes `model` as `<folder>/in.onnx` with its first initializer, `w1`, in `<folder>/in.bin`,
+  // and loads it.
+  StatusOr<std::unique_ptr<Graph>> LoadWithExternalW1(onnx::ModelProto& model) {
+    onnx::TensorProto* w1 = model.mutable_graph()->mutable_initializer(0);
+    w1->clear_float_data();
+    w1->set_data_location(onnx::TensorProto::EXTERNAL);
+    onnx::StringStringEntryProto* location = w1->add_external_data();
+    location->set_key("location");
+    location->set_value("in.bin");
+    ZG_RETURN_IF_ERROR(WriteBytesFile(Floats({1, 2, 3}), folder_.Path("in.bin")));
+    ZG_RETURN_IF_ERROR(WriteModelFile(model, folder_.Path("in.onnx")));
+    return LoadModel(folder_.Path("in.onnx"));
+  }
+
   // Writes kExternalModel as `<folder>/<name>` with its data in `<folder>/<data_name>`.
   std::string WriteExternalModel(const std::string& name, const std::string& data_name) {
     StatusOr<onnx::ModelProto> model = ParseModelText(kExternalModel);
@@ -223,15 +237,7 @@ TEST_F(SaveModelTest, RefusesFolderAsPath) {
 TEST_F(SaveModelTest, CheckBesideTheWritingGatesTheCommit) {
   StatusOr<onnx::ModelProto> model = ParseModelText(kExternalModel);
   ASSERT_TRUE(model.ok()) << model.status().ToString();
-  onnx::TensorProto* w1 = model->mutable_graph()->mutable_initializer(0);
-  w1->clear_float_data();
-  w1->set_data_location(onnx::TensorProto::EXTERNAL);
-  onnx::StringStringEntryProto* location = w1->add_external_data();
-  location->set_key("location");
-  location->set_value("in.bin");
-  ASSERT_TRUE(WriteBytesFile(Floats({1, 2, 3}), folder_.Path("in.bin")).ok());
-  ASSERT_TRUE(WriteModelFile(*model, folder_.Path("in.onnx")).ok());
-  StatusOr<std::unique_ptr<Graph>> graph = LoadModel(folder_.Path("in.onnx"));
+  StatusOr<std::unique_ptr<Graph>> graph = LoadWithExternalW1(*model);
   ASSERT_TRUE(graph.ok()) << graph.status().ToString();
 
   const std::vector<std::string> before = FolderContents(folder_.path());
@@ -262,15 +268,7 @@ TEST_F(SaveModelTest, FailedSaveLeavesNoTemporaryFile) {
   onnx::ValueInfoProto* info = model->mutable_graph()->add_value_info();
   info->set_name("t");
   info->mutable_type()->mutable_tensor_type()->set_elem_type(17);  // FLOAT8E4M3FN, IR 9
-  onnx::TensorProto* w1 = model->mutable_graph()->mutable_initializer(0);
-  w1->clear_float_data();
-  w1->set_data_location(onnx::TensorProto::EXTERNAL);
-  onnx::StringStringEntryProto* location = w1->add_external_data();
-  location->set_key("location");
-  location->set_value("in.bin");
-  ASSERT_TRUE(WriteBytesFile(Floats({1, 2, 3}), folder_.Path("in.bin")).ok());
-  ASSERT_TRUE(WriteModelFile(*model, folder_.Path("in.onnx")).ok());
-  StatusOr<std::unique_ptr<Graph>> graph = LoadModel(folder_.Path("in.onnx"));
+  StatusOr<std::unique_ptr<Graph>> graph = LoadWithExternalW1(*model);
   ASSERT_TRUE(graph.ok()) << graph.status().ToString();
 
   const std::vector<std::string> before = FolderContents(folder_.path());
