@@ -336,12 +336,15 @@ TEST_F(LoadModelTest, InfersRolesOfTrainingGraph) {
   }
   const std::string path = folder_.Path("train.onnx");
   ASSERT_TRUE(WriteModelFile(*model, path).ok());
-  StatusOr<std::unique_ptr<Graph>> graph = LoadModel(path);
-  ASSERT_TRUE(graph.ok()) << graph.status().ToString();
-  const Node* sum = (*graph)->first_node();
-  ASSERT_TRUE(sum->has_role());
-  EXPECT_EQ(sum->role(), OpRole::kForward);
-  EXPECT_TRUE(sum->is_loss());
+  // Verified or not (Verify then runs beside role inference), the roles are the same.
+  for (const bool verify : {false, true}) {
+    StatusOr<std::unique_ptr<Graph>> graph = LoadModel(path, {.verify = verify});
+    ASSERT_TRUE(graph.ok()) << graph.status().ToString();
+    const Node* sum = (*graph)->first_node();
+    ASSERT_TRUE(sum->has_role());
+    EXPECT_EQ(sum->role(), OpRole::kForward);
+    EXPECT_TRUE(sum->is_loss());
+  }
 }
 
 // A plain inference model keeps its nodes unannotated.

@@ -18,7 +18,7 @@ StatusOr<TensorSpec> Broadcast(const ShapeContext& ctx) {
 
 // Whether `value` is known, before anything runs, to have rank 0: an initializer or a recorded
 // type without dimensions, or the output of an input-less op (Constant) whose contract says so.
-bool IsConstantScalar(const Value& value) {
+bool IsKnownScalar(const Value& value) {
   if (const Tensor* tensor = value.initializer()) return tensor->dims().empty();
   if (std::optional<TensorType> type = value.type(); type && type->dims) return type->dims->empty();
   const Node* producer = value.producer();
@@ -41,7 +41,7 @@ std::optional<bool> KeepsShapeAgainstScalars(const Node& node, size_t input) {
   for (size_t i = 0; i < node.num_inputs(); ++i) {
     const Value* other = node.input(i);
     if (i == input || other == nullptr) continue;
-    if (!IsConstantScalar(*other)) return std::nullopt;
+    if (!IsKnownScalar(*other)) return std::nullopt;
   }
   return true;
 }

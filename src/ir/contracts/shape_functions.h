@@ -24,7 +24,7 @@ StatusOr<std::vector<TensorSpec>> SameShapeBinary(const ShapeContext& ctx);
 // OpContract::keeps_input_shape rules.
 // True for input 0 (Identity, Relu, Cast); nullopt for the others.
 std::optional<bool> FirstInputKeepsShape(const Node& node, size_t input);
-// Numpy broadcasting against scalars keeps a shape: true when every other input is a constant of
+// Numpy broadcasting against scalars keeps a shape: true when every other input is known to have
 // rank 0 (a gradient scaled by a constant); nullopt otherwise.
 std::optional<bool> KeepsShapeAgainstScalars(const Node& node, size_t input);
 // The rule that holds for every op whose shape function is `infer` (SameAsFirstInput, the
