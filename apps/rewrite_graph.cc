@@ -329,9 +329,8 @@ StatusOr<AmpPass::Options> AmpOptions(const RewriteGraphOptions& options) {
 }
 
 Status CheckRewrittenGraph(const std::string& path) {
-  ZG_ASSIGN_OR_RETURN(std::unique_ptr<Graph> graph, LoadModel(path));
+  ZG_ASSIGN_OR_RETURN(std::unique_ptr<Graph> graph, LoadModel(path, {.verify = true}));
   const std::string where = StrCat("'", path, "'");
-  ZG_RETURN_IF_ERROR(Verify(*graph).WithContext(where));
   ZG_RETURN_IF_ERROR(CheckHazards(*graph).WithContext(where));
   ZG_ASSIGN_OR_RETURN(std::optional<TrainingSpec> spec, ReadTrainingSpec(*graph));
   if (!spec || !spec->nranks) {

@@ -74,6 +74,23 @@ expect_previous_checkpoint() {
     { cat "$out/resumed.log"; fail "the previous checkpoint does not load"; }
 }
 
+# Runs the rest of the arguments, a training whose save must fail ($2 says how): exit code 3 and
+# an error matching $1 in its log.
+expect_failed_save() {
+  local pattern=$1 what=$2 code
+  shift 2
+  set +e
+  "$@" >"$out/run.log" 2>&1
+  code=$?
+  set -e
+  grep -v "^step" "$out/run.log" | grep -v "^$" | head -5
+  [ "$code" -eq 3 ] || fail "exit code $code for $what, not 3"
+  grep -q "$pattern" "$out/run.log" || fail "the error does not match '$pattern'"
+}
+
+# Runs the arguments with a file-size limit of one block.
+with_file_size_limit() { (ulimit -f 1 && exec "$@"); }
+
 case $case_name in
 sigint)
   "$exec" "$graph" --data "$data" --steps 100000000 --lr 0.001 --save "$out/ckpt" \
@@ -133,15 +150,9 @@ diverged)
   ;;
 write_error)
   "$exec" "$graph" --data "$data" --steps 5 --lr 0.001 --save "$out/ckpt" --no-progress >/dev/null
-  set +e
-  (ulimit -f 1 && "$exec" "$graph" --data "$data" --steps 10 --lr 0.001 --save "$out/ckpt" \
-    --load "$out/ckpt" --no-progress >"$out/run.log" 2>&1)
-  code=$?
-  set -e
-  grep -v "^step" "$out/run.log"
-  [ "$code" -eq 3 ] || fail "exit code $code for a failed save, not 3"
-  grep -q "^error: saving '.*step-000009': cannot write '.*': File too large" "$out/run.log" ||
-    fail "the error does not name the file and the cause"
+  expect_failed_save "^error: saving '.*step-000009': cannot write '.*': File too large" \
+    "a failed save" with_file_size_limit "$exec" "$graph" --data "$data" --steps 10 --lr 0.001 \
+    --save "$out/ckpt" --load "$out/ckpt" --no-progress
   expect_previous_checkpoint "$out/ckpt" "$exec" "$graph" --no-progress
   ;;
 sigstop | sigstop_env)
@@ -187,31 +198,19 @@ disk_full)
   # fit.
   used_kb=$(df -k --output=used "$mnt" | tail -1 | tr -d ' ')
   mount -o remount,size=$((used_kb + 4))k "$mnt"
-  set +e
-  "$exec" "$graph" --data "$data" --steps 10 --lr 0.001 --save "$mnt/ckpt" --load "$mnt/ckpt" \
-    --no-progress >"$out/run.log" 2>&1
-  code=$?
-  set -e
-  grep -v "^step" "$out/run.log"
-  [ "$code" -eq 3 ] || fail "exit code $code for a save onto a full disk, not 3"
-  grep -q "^error: saving '.*step-000009': cannot write '.*': No space left on device" "$out/run.log" ||
-    fail "the error does not name the file and the cause"
+  expect_failed_save "^error: saving '.*step-000009': cannot write '.*': No space left on device" \
+    "a save onto a full disk" "$exec" "$graph" --data "$data" --steps 10 --lr 0.001 \
+    --save "$mnt/ckpt" --load "$mnt/ckpt" --no-progress
   expect_previous_checkpoint "$mnt/ckpt" "$exec" "$graph" --no-progress
   ;;
 write_error_one_rank)
   "${mpirun[@]}" "$exec" "$graph2" --data "$data" --steps 5 --lr 0.001 --save "$out/ckpt" >/dev/null
   # Rank 1 alone gets a file-size limit smaller than its file. (The limit would also stop Open
   # MPI's shared-memory transport from sizing its file: TCP between the ranks instead.)
-  set +e
-  "${mpirun[@]}" --mca btl self,tcp bash -c 'if [ "$OMPI_COMM_WORLD_RANK" = 1 ]; then ulimit -f 1; fi; exec "$@"' rank \
-    "$exec" "$graph2" --data "$data" --steps 10 --lr 0.001 --save "$out/ckpt" --load "$out/ckpt" \
-    >"$out/run.log" 2>&1
-  code=$?
-  set -e
-  grep -v "^step" "$out/run.log" | grep -v "^$" | head -5
-  [ "$code" -eq 3 ] || fail "mpirun exited $code for a failed save on one rank, not 3"
-  grep -q "cannot write '.*rank-00001-of-00002.safetensors.*': File too large" "$out/run.log" ||
-    fail "the error does not name rank 1's file and the cause"
+  expect_failed_save "cannot write '.*rank-00001-of-00002.safetensors.*': File too large" \
+    "a failed save on one rank" "${mpirun[@]}" --mca btl self,tcp \
+    bash -c 'if [ "$OMPI_COMM_WORLD_RANK" = 1 ]; then ulimit -f 1; fi; exec "$@"' rank \
+    "$exec" "$graph2" --data "$data" --steps 10 --lr 0.001 --save "$out/ckpt" --load "$out/ckpt"
   expect_previous_checkpoint "$out/ckpt" "${mpirun[@]}" "$exec" "$graph2"
   ;;
 *) fail "unknown case $case_name" ;;

@@ -53,6 +53,17 @@ class LoadModelTest : public ::testing::Test {
     return status;
   }
 
+  // Writes the model in ONNX's text format as `<folder>/<name>`; returns its path.
+  std::string WriteModelText(const char* text, const std::string& name) {
+    StatusOr<onnx::ModelProto> model = ParseModelText(text);
+    EXPECT_TRUE(model.ok()) << model.status().ToString();
+    const std::string path = folder_.Path(name);
+    if (model.ok()) {
+      EXPECT_TRUE(WriteModelFile(*model, path).ok());
+    }
+    return path;
+  }
+
   // The Add model of test_models.cc with `w` (float[2]) in external data under `entries`.
   std::string WriteExternalModel(const std::vector<std::pair<std::string, std::string>>& entries,
                                  const std::string& name = "model.onnx") {
@@ -133,16 +144,14 @@ TEST_F(LoadModelTest, RefusesIrVersionAbove10) {
 
 // ... IR 10 is the last we accept.
 TEST_F(LoadModelTest, AcceptsIrVersion10) {
-  StatusOr<onnx::ModelProto> model = ParseModelText(R"(
+  const std::string path = WriteModelText(R"(
     <ir_version: 10, opset_import: ["" : 17]>
     g (float[2] x) => (float[2] y)
     {
       y = Relu(x)
     }
-  )");
-  ASSERT_TRUE(model.ok()) << model.status().ToString();
-  const std::string path = folder_.Path("ir10.onnx");
-  ASSERT_TRUE(WriteModelFile(*model, path).ok());
+  )",
+                                          "ir10.onnx");
   StatusOr<std::unique_ptr<Graph>> graph = LoadModel(path);
   ASSERT_TRUE(graph.ok()) << graph.status().ToString();
   EXPECT_EQ((*graph)->ir_version(), 10);
@@ -349,16 +358,14 @@ TEST_F(LoadModelTest, InfersRolesOfTrainingGraph) {
 
 // A plain inference model keeps its nodes unannotated.
 TEST_F(LoadModelTest, LeavesRolesOfPlainModelUnset) {
-  StatusOr<onnx::ModelProto> model = ParseModelText(R"(
+  const std::string path = WriteModelText(R"(
     <ir_version: 8, opset_import: ["" : 17]>
     g (float[2] x) => (float[2] y)
     {
       y = Relu(x)
     }
-  )");
-  ASSERT_TRUE(model.ok()) << model.status().ToString();
-  const std::string path = folder_.Path("plain.onnx");
-  ASSERT_TRUE(WriteModelFile(*model, path).ok());
+  )",
+                                          "plain.onnx");
   StatusOr<std::unique_ptr<Graph>> graph = LoadModel(path);
   ASSERT_TRUE(graph.ok()) << graph.status().ToString();
   EXPECT_FALSE((*graph)->first_node()->has_role());
@@ -367,16 +374,14 @@ TEST_F(LoadModelTest, LeavesRolesOfPlainModelUnset) {
 // With `verify`, the graph is also checked against the op contracts (while roles are inferred):
 // a Cast without its required `to` loads, but does not verify.
 TEST_F(LoadModelTest, VerifiesOnRequest) {
-  StatusOr<onnx::ModelProto> model = ParseModelText(R"(
+  const std::string path = WriteModelText(R"(
     <ir_version: 8, opset_import: ["" : 17]>
     g (float[2] x) => (float[2] y)
     {
       y = Cast(x)
     }
-  )");
-  ASSERT_TRUE(model.ok()) << model.status().ToString();
-  const std::string path = folder_.Path("cast.onnx");
-  ASSERT_TRUE(WriteModelFile(*model, path).ok());
+  )",
+                                          "cast.onnx");
   EXPECT_TRUE(LoadModel(path).ok());
   StatusOr<std::unique_ptr<Graph>> graph = LoadModel(path, {.verify = true});
   ASSERT_FALSE(graph.ok());
