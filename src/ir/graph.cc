@@ -1,6 +1,10 @@
 #include "zerograph/ir/graph.h"
 
 #include <algorithm>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include <onnx/onnx_pb.h>
 
@@ -44,6 +48,16 @@ void FillTypeProto(const TensorType& type, onnx::TypeProto* proto) {
     onnx::TensorShapeProto::Dimension* dim = shape->add_dim();
     if (d >= 0) dim->set_dim_value(d);
   }
+}
+
+// `__op_role` = `bits` as a NodeProto field (tag, length, attribute), as SetRole would store it.
+std::string RoleField(int64_t bits) {
+  onnx::NodeProto holder;
+  onnx::AttributeProto* attr = holder.add_attribute();
+  attr->set_name(std::string(kOpRoleAttr));
+  attr->set_type(onnx::AttributeProto::INT);
+  attr->set_i(bits);
+  return holder.SerializeAsString();
 }
 
 }  // namespace
@@ -860,8 +874,9 @@ Status Graph::ImportGraph(const ExternalDataResolver& resolve, GraphFeed& feed) 
   return Status::Ok();
 }
 
-Status Graph::WithModelProto(const ExternalDataWriter& write_external,
-                             const std::function<Status(onnx::ModelProto&)>& consume) {
+Status Graph::WithModelProto(
+    const ExternalDataWriter& write_external,
+    const std::function<Status(onnx::ModelProto&, const NodeAppendix&)>& consume) {
   onnx::GraphProto* proto = store_->model->mutable_graph();
   // Put the IR's messages into the model for the call only, and take them back out on every path:
   // the IR keeps owning them (the arena frees them with the graph).
@@ -877,7 +892,23 @@ Status Graph::WithModelProto(const ExternalDataWriter& write_external,
   } restore{proto};
 
   proto->mutable_node()->Reserve(static_cast<int>(num_nodes_));
-  for (Node* node = first_; node != nullptr; node = node->next_) {
+  // Each node's unwritten role (SetRole) as an index into `role_fields` (1-based; 0: none), by
+  // the node's position in the model: a table read in order, not a node per call, as the writer
+  // asks twice for every node.
+  std::vector<std::pair<int64_t, std::string>> role_fields;
+  std::vector<uint32_t> role_field_of;
+  size_t position = 0;
+  for (Node* node = first_; node != nullptr; node = node->next_, ++position) {
+    if (node->role_unwritten_) {
+      auto known =
+          std::ranges::find(role_fields, node->role_bits_, &std::pair<int64_t, std::string>::first);
+      if (known == role_fields.end()) {
+        role_fields.emplace_back(node->role_bits_, RoleField(node->role_bits_));
+        known = role_fields.end() - 1;
+      }
+      if (role_field_of.empty()) role_field_of.resize(num_nodes_);
+      role_field_of[position] = static_cast<uint32_t>(known - role_fields.begin()) + 1;
+    }
     if (node->io_dirty_) {
       node->proto_->clear_input();
       for (Value* input : node->inputs_) {
@@ -913,7 +944,12 @@ Status Graph::WithModelProto(const ExternalDataWriter& write_external,
     }
     proto->mutable_value_info()->UnsafeArenaAddAllocated(entry.info);
   }
-  return consume(*store_->model);
+  if (role_fields.empty()) return consume(*store_->model, nullptr);
+  return consume(*store_->model, [&](size_t index) -> std::span<const std::byte> {
+    const uint32_t field = role_field_of[index];
+    if (field == 0) return {};
+    return std::as_bytes(std::span(role_fields[field - 1].second));
+  });
 }
 
 }  // namespace zerograph

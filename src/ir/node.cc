@@ -6,7 +6,8 @@ namespace zerograph {
 
 void Node::SetRole(OpRole role, bool is_loss) {
   role_bits_ = static_cast<int64_t>(role) | (is_loss ? kLossRoleBit : 0);
-  MutableAttribute(kOpRoleAttr, AttributeType::kInt)->set_i(role_bits_);
+  role_unwritten_ = !HasAttribute(kOpRoleAttr);
+  if (!role_unwritten_) MutableAttribute(kOpRoleAttr, AttributeType::kInt)->set_i(role_bits_);
 }
 
 std::string_view Node::stream() const { return stream_.empty() ? kComputeStream : stream_; }
@@ -148,6 +149,11 @@ void Node::CopyAttributesFrom(const Node& other) {
 }
 
 bool Node::RemoveAttribute(std::string_view name) {
+  if (name == kOpRoleAttr && role_unwritten_) {
+    role_bits_ = -1;
+    role_unwritten_ = false;
+    return true;
+  }
   auto* attrs = proto_->mutable_attribute();
   for (int i = 0; i < attrs->size(); ++i) {
     if (attrs->Get(i).name() != name) continue;

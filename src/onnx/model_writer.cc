@@ -17,6 +17,7 @@ namespace zerograph {
 namespace {
 
 using google::protobuf::MessageLite;
+using NodeAppendix = std::function<std::span<const std::byte>(size_t node)>;
 using google::protobuf::RepeatedPtrField;
 
 // Takes a repeated field's messages out for the object's life, then puts them back in order.
@@ -90,27 +91,52 @@ size_t VarintSize(uint64_t value) {
   return size;
 }
 
-// Sizes `chunk`, caching every message's size for the serializer.
-void SizeChunk(const std::vector<Item>& items, Chunk& chunk) {
+// The fields `appendix` adds to item `i`, a node when `i` < `nodes`.
+std::span<const std::byte> AppendixOf(const NodeAppendix& appendix, size_t nodes, size_t i) {
+  if (appendix == nullptr || i >= nodes) return {};
+  return appendix(i);
+}
+
+// Sizes `chunk`, caching every message's size for the serializer. The first `nodes` items are the
+// model's nodes.
+void SizeChunk(const std::vector<Item>& items, size_t nodes, const NodeAppendix& appendix,
+               Chunk& chunk) {
   chunk.size = 0;
   for (size_t i = chunk.begin; i < chunk.end; ++i) {
-    const size_t size = items[i].message->ByteSizeLong();
+    const size_t size = items[i].message->ByteSizeLong() + AppendixOf(appendix, nodes, i).size();
     chunk.size += VarintSize(LengthDelimitedTag(items[i].field)) + VarintSize(size) + size;
   }
 }
 
+// Where `appendix` goes in a serialized node: after its attributes, before its later fields, as
+// protobuf would write the fields if the message held them.
+size_t AppendixOffset(const uint8_t* node, size_t size) {
+  WireScanner scan(node, node + size);
+  while (std::optional<WireField> field = scan.Next()) {
+    if (field->number > kNodeAttribute) return static_cast<size_t>(field->begin - node);
+  }
+  return size;
+}
+
 // Serializes a sized chunk as protobuf writes repeated messages: per item its tag, its length
-// and its bytes.
-std::string SerializeChunk(const std::vector<Item>& items, const Chunk& chunk) {
+// and its bytes, a node's with its appendix.
+std::string SerializeChunk(const std::vector<Item>& items, size_t nodes,
+                           const NodeAppendix& appendix, const Chunk& chunk) {
   std::string out;
   out.reserve(chunk.size);
   for (size_t i = chunk.begin; i < chunk.end; ++i) {
     const size_t size = static_cast<size_t>(items[i].message->GetCachedSize());
+    const std::span<const std::byte> extra = AppendixOf(appendix, nodes, i);
     AppendVarint(out, LengthDelimitedTag(items[i].field));
-    AppendVarint(out, size);
+    AppendVarint(out, size + extra.size());
     const size_t at = out.size();
     out.resize(at + size);
-    items[i].message->SerializeWithCachedSizesToArray(reinterpret_cast<uint8_t*>(out.data() + at));
+    auto* bytes = reinterpret_cast<uint8_t*>(out.data() + at);
+    items[i].message->SerializeWithCachedSizesToArray(bytes);
+    if (!extra.empty()) {
+      out.insert(at + AppendixOffset(bytes, size), reinterpret_cast<const char*>(extra.data()),
+                 extra.size());
+    }
   }
   return out;
 }
@@ -150,18 +176,32 @@ class FieldSplicer {
   const uint8_t* end_;
 };
 
-Status SerializePlainly(const onnx::ModelProto& model, const PositionalSink& sink) {
+Status SerializePlainly(const onnx::ModelProto& model, const PositionalSink& sink,
+                        const NodeAppendix& appendix) {
   std::string bytes;
-  ZG_RETURN_IF_NOT(model.SerializeToString(&bytes), "cannot serialize the model");
+  if (appendix == nullptr) {
+    ZG_RETURN_IF_NOT(model.SerializeToString(&bytes), "cannot serialize the model");
+    return sink(0, AsBytes(bytes));
+  }
+  // Rare (unknown fields), so the appendix goes into a copy rather than beside the serializer.
+  onnx::ModelProto copy = model;
+  for (int i = 0; i < copy.graph().node_size(); ++i) {
+    const std::span<const std::byte> extra = appendix(static_cast<size_t>(i));
+    ZG_RETURN_IF_NOT(copy.mutable_graph()->mutable_node(i)->MergeFromString(
+                         std::string(reinterpret_cast<const char*>(extra.data()), extra.size())),
+                     "cannot add the IR's fields to node ", i);
+  }
+  ZG_RETURN_IF_NOT(copy.SerializeToString(&bytes), "cannot serialize the model");
   return sink(0, AsBytes(bytes));
 }
 
 }  // namespace
 
-Status SerializeModel(onnx::ModelProto& model, int threads, const PositionalSink& sink) {
+Status SerializeModel(onnx::ModelProto& model, int threads, const PositionalSink& sink,
+                      const NodeAppendix& appendix) {
   if (!model.has_graph() || !model.unknown_fields().empty() ||
       !model.graph().unknown_fields().empty()) {
-    return SerializePlainly(model, sink);
+    return SerializePlainly(model, sink, appendix);
   }
   onnx::GraphProto& graph = *model.mutable_graph();
   TakenOut nodes(graph.mutable_node());
@@ -185,7 +225,7 @@ Status SerializeModel(onnx::ModelProto& model, int threads, const PositionalSink
   add(kGraphValueInfo, value_infos.messages());
   std::vector<Chunk> chunks = ChunksOf(items);
   ZG_RETURN_IF_ERROR(ParallelFor(chunks.size(), threads, [&](size_t c) {
-    SizeChunk(items, chunks[c]);
+    SizeChunk(items, nodes.messages().size(), appendix, chunks[c]);
     return Status::Ok();
   }));
 
@@ -225,7 +265,7 @@ Status SerializeModel(onnx::ModelProto& model, int threads, const PositionalSink
   ZG_RETURN_IF_ERROR(put(graph_splicer.Rest()));
   ZG_RETURN_IF_ERROR(put(model_splicer.Rest()));
   return ParallelFor(chunks.size(), threads, [&](size_t c) {
-    const std::string bytes = SerializeChunk(items, chunks[c]);
+    const std::string bytes = SerializeChunk(items, nodes.messages().size(), appendix, chunks[c]);
     return sink(chunks[c].offset, AsBytes(bytes));
   });
 }

@@ -104,15 +104,18 @@ Status CheckFitsIrVersion8(const onnx::GraphProto& graph) {
 // start.
 constexpr size_t kSerializeMessagesPerThread = 32768;
 
-Status WriteModel(onnx::ModelProto& model, const AtomicFile& file) {
+Status WriteModel(onnx::ModelProto& model, const Graph::NodeAppendix& appendix,
+                  const AtomicFile& file) {
   const onnx::GraphProto& graph = model.graph();
   const size_t messages =
       static_cast<size_t>(graph.node_size() + graph.initializer_size() + graph.input_size() +
                           graph.output_size() + graph.value_info_size());
-  return SerializeModel(model, ThreadsFor(messages, kSerializeMessagesPerThread),
-                        [&](uint64_t offset, std::span<const std::byte> bytes) {
-                          return file.WriteAt(bytes, offset);
-                        });
+  return SerializeModel(
+      model, ThreadsFor(messages, kSerializeMessagesPerThread),
+      [&](uint64_t offset, std::span<const std::byte> bytes) {
+        return file.WriteAt(bytes, offset);
+      },
+      appendix);
 }
 
 Status SaveModelImpl(Graph& graph, const std::string& path, const std::function<Status()>& check) {
@@ -134,11 +137,11 @@ Status SaveModelImpl(Graph& graph, const std::string& path, const std::function<
   auto write_external = [&](const Tensor& tensor, onnx::TensorProto& copy) {
     return data_writer.Write(tensor, copy);
   };
-  auto write_model = [&](onnx::ModelProto& model) -> Status {
+  auto write_model = [&](onnx::ModelProto& model, const Graph::NodeAppendix& appendix) -> Status {
     if (loaded_ir_version > kWrittenIrVersion) {
       ZG_RETURN_IF_ERROR(CheckFitsIrVersion8(model.graph()));
     }
-    return WriteModel(model, *model_file);
+    return WriteModel(model, appendix, *model_file);
   };
   Status written = graph.WithModelProto(write_external, write_model);
   graph.SetIrVersion(loaded_ir_version);

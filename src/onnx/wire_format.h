@@ -18,6 +18,8 @@ inline constexpr uint32_t kGraphInitializer = 5;
 inline constexpr uint32_t kGraphInput = 11;
 inline constexpr uint32_t kGraphOutput = 12;
 inline constexpr uint32_t kGraphValueInfo = 13;
+// NodeProto's attribute list, after which the writer appends a node's fields from the IR.
+inline constexpr uint32_t kNodeAttribute = 5;
 
 inline constexpr int kWireVarint = 0;
 inline constexpr int kWireFixed64 = 1;

@@ -4,6 +4,8 @@
 
 #include <cstring>
 #include <functional>
+#include <span>
+#include <string>
 
 #include <onnx/onnx_pb.h>
 
@@ -162,7 +164,32 @@ TEST_F(GraphTest, Attributes) {
   EXPECT_EQ(a_->AttributeNames().size(), 4u);
 }
 
-// Annotations are cached and mirrored as `__` attributes.
+// The `__op_role` attributes of the model `graph` writes, node by node ("-" where none).
+std::vector<std::string> WrittenRoles(Graph& graph) {
+  std::vector<std::string> roles;
+  const Status status = graph.WithModelProto(
+      nullptr, [&](const onnx::ModelProto& model, const Graph::NodeAppendix& appendix) {
+        for (int i = 0; i < model.graph().node_size(); ++i) {
+          onnx::NodeProto node = model.graph().node(i);
+          if (appendix != nullptr) {
+            const std::span<const std::byte> fields = appendix(static_cast<size_t>(i));
+            EXPECT_TRUE(node.MergeFromString(
+                std::string(reinterpret_cast<const char*>(fields.data()), fields.size())));
+          }
+          std::string role = "-";
+          for (const onnx::AttributeProto& attr : node.attribute()) {
+            if (attr.name() == kOpRoleAttr) role = std::to_string(attr.i());
+          }
+          roles.push_back(role);
+        }
+        return Status::Ok();
+      });
+  EXPECT_TRUE(status.ok()) << status.ToString();
+  return roles;
+}
+
+// Annotations are cached and mirrored as `__` attributes; a role set on a node without one is
+// written with the model only.
 TEST_F(GraphTest, Annotations) {
   EXPECT_FALSE(b_->has_role());
   EXPECT_EQ(b_->stream(), kComputeStream);
@@ -171,10 +198,26 @@ TEST_F(GraphTest, Annotations) {
   b_->SetBucket(3);
   EXPECT_EQ(b_->role(), OpRole::kBackward);
   EXPECT_TRUE(b_->is_loss());
-  EXPECT_EQ(b_->GetInt(kOpRoleAttr), 257);
+  EXPECT_FALSE(b_->HasAttribute(kOpRoleAttr));
   EXPECT_EQ(b_->stream(), kCommStream);
   EXPECT_EQ(b_->GetString(kExecutionStreamAttr), kCommStream);
   EXPECT_EQ(b_->bucket(), 3);
+  EXPECT_EQ(WrittenRoles(graph_), (std::vector<std::string>{"-", "257", "-"}));
+
+  // A node that carries `__op_role` has it rewritten in place.
+  a_->SetInt(kOpRoleAttr, 0);
+  a_->SetRole(OpRole::kOptimize);
+  EXPECT_EQ(a_->GetInt(kOpRoleAttr), static_cast<int64_t>(OpRole::kOptimize));
+  EXPECT_EQ(WrittenRoles(graph_),
+            (std::vector<std::string>{std::to_string(static_cast<int64_t>(OpRole::kOptimize)),
+                                      "257", "-"}));
+
+  // Removing an unwritten role removes it from the file too.
+  EXPECT_TRUE(b_->RemoveAttribute(kOpRoleAttr));
+  EXPECT_FALSE(b_->has_role());
+  EXPECT_EQ(WrittenRoles(graph_),
+            (std::vector<std::string>{std::to_string(static_cast<int64_t>(OpRole::kOptimize)), "-",
+                                      "-"}));
 }
 
 // Value types come from inputs, value_info and initializers.
@@ -204,7 +247,7 @@ TEST_F(GraphTest, SetDimParamNamesTheDimEverywhereTheTypeIsWritten) {
   EXPECT_EQ(out->type()->ToString(), "float[?,4]");
   ASSERT_TRUE(graph_
                   .WithModelProto(nullptr,
-                                  [&](const onnx::ModelProto& model) {
+                                  [&](const onnx::ModelProto& model, const Graph::NodeAppendix&) {
                                     const onnx::GraphProto& g = model.graph();
                                     const auto& in = g.input(1).type().tensor_type().shape();
                                     EXPECT_EQ(in.dim(0).dim_param(), "batch");
@@ -236,7 +279,7 @@ TEST_F(GraphTest, ExportFollowsSchedule) {
   std::vector<std::string> exported;
   ASSERT_TRUE(graph_
                   .WithModelProto(nullptr,
-                                  [&](const onnx::ModelProto& model) {
+                                  [&](const onnx::ModelProto& model, const Graph::NodeAppendix&) {
                                     for (const auto& node : model.graph().node())
                                       exported.push_back(node.name() + ":" + node.input(0));
                                     EXPECT_EQ(model.graph().output(0).name(), "c.out");
@@ -247,7 +290,7 @@ TEST_F(GraphTest, ExportFollowsSchedule) {
   EXPECT_EQ(graph_.num_nodes(), 3u);
   ASSERT_TRUE(graph_
                   .WithModelProto(nullptr,
-                                  [&](const onnx::ModelProto& model) {
+                                  [&](const onnx::ModelProto& model, const Graph::NodeAppendix&) {
                                     EXPECT_EQ(model.graph().node_size(), 3);
                                     return Status::Ok();
                                   })
@@ -281,7 +324,7 @@ TEST_F(GraphTest, AdoptAsOutputKeepsReaders) {
   EXPECT_EQ(c_out->type()->dims, (std::vector<int64_t>{2, 2}));
   ASSERT_TRUE(graph_
                   .WithModelProto(nullptr,
-                                  [&](const onnx::ModelProto& model) {
+                                  [&](const onnx::ModelProto& model, const Graph::NodeAppendix&) {
                                     const onnx::GraphProto& g = model.graph();
                                     EXPECT_EQ(g.initializer_size(), 0);
                                     EXPECT_EQ(g.node(0).output(0), "w");
@@ -313,7 +356,7 @@ TEST_F(GraphTest, AdoptAsOutputKeepsRecordedType) {
   ASSERT_TRUE(
       graph_
           .WithModelProto(nullptr,
-                          [&](const onnx::ModelProto& model) {
+                          [&](const onnx::ModelProto& model, const Graph::NodeAppendix&) {
                             const onnx::GraphProto& g = model.graph();
                             EXPECT_EQ(g.node(0).output(0), "c.out");
                             EXPECT_EQ(g.value_info_size(), 2);

@@ -167,16 +167,19 @@ TEST(ModelParserTest, RefusesWhatProtobufRefuses) {
 }
 
 // What SerializeModel hands over, put together.
-StatusOr<std::string> SerializeInPieces(onnx::ModelProto& model, int threads) {
+StatusOr<std::string> SerializeInPieces(onnx::ModelProto& model, int threads,
+                                        const Graph::NodeAppendix& appendix = nullptr) {
   std::mutex mutex;
   std::string out;
-  ZG_RETURN_IF_ERROR(
-      SerializeModel(model, threads, [&](uint64_t offset, std::span<const std::byte> bytes) {
+  ZG_RETURN_IF_ERROR(SerializeModel(
+      model, threads,
+      [&](uint64_t offset, std::span<const std::byte> bytes) {
         std::lock_guard<std::mutex> lock(mutex);
         if (out.size() < offset + bytes.size()) out.resize(offset + bytes.size());
         std::memcpy(out.data() + offset, bytes.data(), bytes.size());
         return Status::Ok();
-      }));
+      },
+      appendix));
   return out;
 }
 
@@ -192,6 +195,46 @@ TEST(ModelWriterTest, WritesWhatProtobufWritesOnAnyNumberOfThreads) {
         EXPECT_TRUE(*written == expected) << nodes << " nodes, " << threads << " threads";
         // The model is left as it was.
         EXPECT_TRUE(model.SerializeAsString() == expected);
+      }
+    }
+  }
+}
+
+// A node's appendix is written as protobuf writes the node holding those fields: after its
+// attributes, before its doc string and domain.
+TEST(ModelWriterTest, WritesTheAppendixAsIfTheNodesHeldIt) {
+  for (int nodes : {1, 255, 257, 5000}) {
+    for (bool unknown_field : {false, true}) {
+      onnx::ModelProto model;
+      ASSERT_TRUE(model.ParseFromString(MixedModel(nodes, unknown_field)));
+      // Every third node gets a role attribute of its own; every second has later fields.
+      std::vector<std::string> fields(static_cast<size_t>(nodes));
+      for (int i = 0; i < nodes; ++i) {
+        if (i % 2 == 0) {
+          model.mutable_graph()->mutable_node(i)->set_doc_string("doc");
+          model.mutable_graph()->mutable_node(i)->set_domain("zerograph.test");
+        }
+        if (i % 3 != 0) continue;
+        onnx::NodeProto holder;
+        onnx::AttributeProto& role = *holder.add_attribute();
+        role.set_name("__op_role_inferred");
+        role.set_type(onnx::AttributeProto::INT);
+        role.set_i(i);
+        fields[static_cast<size_t>(i)] = holder.SerializeAsString();
+      }
+      const std::string unchanged = model.SerializeAsString();
+      onnx::ModelProto holding = model;
+      for (int i = 0; i < nodes; ++i) {
+        ASSERT_TRUE(holding.mutable_graph()->mutable_node(i)->MergeFromString(
+            fields[static_cast<size_t>(i)]));
+      }
+      const std::string expected = holding.SerializeAsString();
+      auto appendix = [&](size_t node) { return AsBytes(fields[node]); };
+      for (int threads : {1, 2, 8}) {
+        StatusOr<std::string> written = SerializeInPieces(model, threads, appendix);
+        ASSERT_TRUE(written.ok()) << written.status().ToString();
+        EXPECT_TRUE(*written == expected) << nodes << " nodes, " << threads << " threads";
+        EXPECT_TRUE(model.SerializeAsString() == unchanged);
       }
     }
   }

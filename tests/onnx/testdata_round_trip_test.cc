@@ -84,12 +84,20 @@ std::string TypeText(const Value* value) {
 // The ONNX model a graph writes, with ir_version cleared (the saved file says 8 by design).
 std::string AssembledModel(Graph& graph) {
   std::string bytes;
-  Status status = graph.WithModelProto(Graph::ExternalDataWriter(), [&](const onnx::ModelProto& m) {
-    onnx::ModelProto copy = m;
-    copy.clear_ir_version();
-    bytes = copy.SerializeAsString();
-    return Status::Ok();
-  });
+  Status status = graph.WithModelProto(
+      Graph::ExternalDataWriter(),
+      [&](const onnx::ModelProto& m, const Graph::NodeAppendix& appendix) {
+        onnx::ModelProto copy = m;
+        copy.clear_ir_version();
+        // The roles the IR writes with the nodes (SetRole).
+        for (int i = 0; appendix != nullptr && i < copy.graph().node_size(); ++i) {
+          const std::span<const std::byte> fields = appendix(static_cast<size_t>(i));
+          EXPECT_TRUE(copy.mutable_graph()->mutable_node(i)->MergeFromString(
+              std::string(reinterpret_cast<const char*>(fields.data()), fields.size())));
+        }
+        bytes = copy.SerializeAsString();
+        return Status::Ok();
+      });
   EXPECT_TRUE(status.ok()) << status.ToString();
   return bytes;
 }
@@ -121,8 +129,15 @@ void ExpectSameGraph(Graph& a, Graph& b) {
         EXPECT_EQ(TypeText(x->output(i)), TypeText(y->output(i)));
       }
     }
-    const std::vector<std::string_view> names = x->AttributeNames();
-    EXPECT_EQ(names, y->AttributeNames());
+    // A role inferred on loading is an attribute only in the saved file (Node::SetRole).
+    EXPECT_EQ(x->role_bits(), y->role_bits());
+    auto attributes_but_role = [](const Node* node) {
+      std::vector<std::string_view> names = node->AttributeNames();
+      std::erase(names, kOpRoleAttr);
+      return names;
+    };
+    const std::vector<std::string_view> names = attributes_but_role(x);
+    EXPECT_EQ(names, attributes_but_role(y));
     for (std::string_view name : names) {
       EXPECT_EQ(Serialized(x->FindAttribute(name)), Serialized(y->FindAttribute(name))) << name;
     }

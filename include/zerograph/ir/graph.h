@@ -263,12 +263,21 @@ class Graph {
   // bytes where the saved model expects them.
   using ExternalDataWriter = std::function<Status(const Tensor&, onnx::TensorProto& copy)>;
 
-  // Assembles the ONNX model in schedule order and hands it to `consume` (which serializes it).
-  // External initializers are passed through `write_external` first. The message is valid only
-  // during the call; `consume` may change it meanwhile (a parallel serializer takes fields out)
-  // if it leaves it as it was.
-  Status WithModelProto(const ExternalDataWriter& write_external,
-                        const std::function<Status(onnx::ModelProto&)>& consume);
+  // Fields the IR holds for a node that its message lacks (roles set by SetRole, which go into the
+  // file only: a million attribute messages would be 110 MB), for the writer to write with the
+  // node as if the message held them after its attributes: NodeProto fields in wire format, tags
+  // included, for the model's node `index` (in the model's order); empty for most nodes. Called
+  // from several threads at once.
+  using NodeAppendix = std::function<std::span<const std::byte>(size_t index)>;
+
+  // Assembles the ONNX model in schedule order and hands it to `consume` (which serializes it),
+  // with the fields its nodes' messages lack (NodeAppendix: roles set by SetRole; null when
+  // none). External initializers are passed through `write_external` first. The message is valid
+  // only during the call; `consume` may change it meanwhile (a parallel serializer takes fields
+  // out) if it leaves it as it was.
+  Status WithModelProto(
+      const ExternalDataWriter& write_external,
+      const std::function<Status(onnx::ModelProto&, const NodeAppendix&)>& consume);
 
  private:
   friend class Node;

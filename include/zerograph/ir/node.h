@@ -55,8 +55,8 @@ enum class AttributeType : int32_t {
 // One operation in the schedule. Inputs and outputs are SSA edges; attributes of every ONNX kind
 // are kept in their ONNX form (so a saved node is the loaded node), with typed accessors for the
 // scalar and list kinds the passes use. Annotations (role, stream, bucket) are cached fields
-// mirrored in
-// `__`-prefixed attributes. Nodes are owned by their Graph and edited only through it.
+// mirrored in `__`-prefixed attributes (a role set on a node without one, when the graph is
+// saved). Nodes are owned by their Graph and edited only through it.
 class Node {
  public:
   Node(GraphKey, std::pmr::memory_resource* memory)
@@ -108,6 +108,8 @@ class Node {
   bool is_loss() const { return role_bits_ >= 0 && (role_bits_ & kLossRoleBit) != 0; }
   // The raw `__op_role` value (role | loss bit), or -1 when absent.
   int64_t role_bits() const { return role_bits_; }
+  // On a node without `__op_role`, the role is written as that attribute when the graph is
+  // saved, not before: the attribute accessors do not see it meanwhile.
   void SetRole(OpRole role, bool is_loss = false);
 
   // The stream this node runs on: kComputeStream unless annotated.
@@ -184,6 +186,8 @@ class Node {
   std::string_view stream_;
   // Set when inputs or outputs changed since the proto's name lists were last written.
   bool io_dirty_ = false;
+  // Set when role_bits_ holds a role the proto lacks (SetRole).
+  bool role_unwritten_ = false;
   bool erased_ = false;
 };
 
