@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 
 #include "zerograph/core/io_error.h"
 #include "zerograph/core/str_cat.h"
@@ -40,6 +41,15 @@ StatusOr<std::shared_ptr<const MappedFile>> MappedFile::Open(const std::string& 
   }
   ::close(fd);  // the mapping keeps the file open
   return std::shared_ptr<const MappedFile>(std::move(file));
+}
+
+void MappedFile::Evict(std::span<const std::byte> range) const {
+  static const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  const uintptr_t begin = (reinterpret_cast<uintptr_t>(range.data()) + page - 1) & ~(page - 1);
+  const uintptr_t end = (reinterpret_cast<uintptr_t>(range.data()) + range.size()) & ~(page - 1);
+  if (range.data() < data_ || range.data() + range.size() > data_ + size_ || begin >= end) return;
+  // The mapping is private and never written, so dropping a page loses nothing.
+  ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
 }
 
 MappedFile::~MappedFile() {

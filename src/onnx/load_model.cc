@@ -192,7 +192,8 @@ StatusOr<std::unique_ptr<Graph>> LoadModelImpl(const std::string& path,
   ZG_ASSIGN_OR_RETURN(std::shared_ptr<const MappedFile> file, MapModelFile(path));
   ZG_ASSIGN_OR_RETURN(
       std::unique_ptr<ModelParser> parser,
-      ModelParser::Start(file->bytes(), ThreadsFor(file->bytes().size(), kParseBytesPerThread)));
+      ModelParser::Start(file->bytes(), ThreadsFor(file->bytes().size(), kParseBytesPerThread),
+                         [&file](std::span<const std::byte> parsed) { file->Evict(parsed); }));
   ZG_RETURN_IF_ERROR(CheckModelHeader(parser->model()));
 
   fs::path folder = fs::path(path).parent_path();

@@ -84,8 +84,9 @@ Status NotAModel() {
 
 }  // namespace
 
-StatusOr<std::unique_ptr<ModelParser>> ModelParser::Start(std::span<const std::byte> bytes,
-                                                          int threads) {
+StatusOr<std::unique_ptr<ModelParser>> ModelParser::Start(
+    std::span<const std::byte> bytes, int threads,
+    std::function<void(std::span<const std::byte>)> done_with) {
   ZG_RETURN_IF_NOT(bytes.size() <= INT_MAX, "the model is ", bytes.size(),
                    " bytes; protobuf cannot read a message of 2 GiB or more");
   std::unique_ptr<ModelParser> parser(new ModelParser());
@@ -94,6 +95,7 @@ StatusOr<std::unique_ptr<ModelParser>> ModelParser::Start(std::span<const std::b
   const auto* begin = reinterpret_cast<const uint8_t*>(bytes.data());
   const auto* end = begin + bytes.size();
   parser->file_begin_ = begin;
+  parser->done_with_ = std::move(done_with);
   parser->arena_ = &parser->store_->arena;
 
   auto parse_plainly = [&]() -> StatusOr<std::unique_ptr<ModelParser>> {
@@ -205,6 +207,7 @@ bool ModelParser::ParseNextChunk() {
   const size_t begin = c * kChunkItems;
   const size_t end = std::min(items_.size(), begin + kChunkItems);
   const size_t failed = begin + ParseItems(std::span(items_).subspan(begin, end - begin));
+
   const size_t nodes_end = num_sources_ + nodes_.size();
   for (size_t i = std::max(begin, num_sources_); i < std::min(failed, nodes_end); ++i) {
     nodes_[i - num_sources_] = static_cast<onnx::NodeProto*>(items_[i].message);
@@ -227,8 +230,26 @@ Status ModelParser::AwaitItems(size_t count) {
     if (chunk.state.load(std::memory_order_acquire) == kFailed) {
       return ItemError(items_[chunk.failed_at]);
     }
+    if (awaited_chunks_ + 1 - done_chunks_ == kDoneWithChunks ||
+        awaited_chunks_ + 1 == num_chunks_) {
+      DoneWith(done_chunks_ * kChunkItems,
+               std::min(items_.size(), (awaited_chunks_ + 1) * kChunkItems));
+      done_chunks_ = awaited_chunks_ + 1;
+    }
   }
   return Status::Ok();
+}
+
+void ModelParser::DoneWith(size_t begin, size_t end) {
+  if (done_with_ == nullptr) return;
+  // Each group's items lie in file order, bar fields of other kinds between them.
+  for (const size_t group_end : {num_sources_, num_sources_ + nodes_.size(), items_.size()}) {
+    const size_t run_end = std::min(end, group_end);
+    if (begin < run_end) {
+      done_with_(std::as_bytes(std::span(items_[begin].payload, items_[run_end - 1].end)));
+      begin = run_end;
+    }
+  }
 }
 
 Status ModelParser::AwaitSources() {

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <thread>
@@ -36,9 +37,14 @@ class ModelParser final : public GraphFeed {
   // Scans the model, parses its own fields and the graph's non-repeated ones, and starts
   // `threads - 1` threads on the graph's initializers and inputs, nodes, then value_info and
   // outputs, in that order, which the caller's thread joins in as it awaits them. With one
-  // thread, parses everything before returning. `bytes` must outlive the parser.
-  static StatusOr<std::unique_ptr<ModelParser>> Start(std::span<const std::byte> bytes,
-                                                      int threads);
+  // thread, parses everything before returning. `bytes` must outlive the parser. `done_with`,
+  // when given, is told (on the caller's thread, by the awaits) of ranges of `bytes` the parser
+  // has parsed and will not read again, a few MB at a time, so that a reader of a mapped file can
+  // drop its pages as it goes (MappedFile::Evict): at the peak of loading a large model, the
+  // file's pages are otherwise its largest single part.
+  static StatusOr<std::unique_ptr<ModelParser>> Start(
+      std::span<const std::byte> bytes, int threads,
+      std::function<void(std::span<const std::byte>)> done_with = nullptr);
   ~ModelParser() override { Stop(); }
   ModelParser(const ModelParser&) = delete;
   ModelParser& operator=(const ModelParser&) = delete;
@@ -66,6 +72,9 @@ class ModelParser final : public GraphFeed {
   // Threads claim chunks in order; the graph builder, rather than wait for a chunk a thread is
   // still on, claims and parses the next one itself.
   static constexpr size_t kChunkItems = 256;
+  // Chunks handed to `done_with_` at a time: ~1 MB of a file of small nodes, so that dropping the
+  // pages takes few system calls.
+  static constexpr size_t kDoneWithChunks = 32;
   enum ChunkState : uint8_t { kPending, kParsed, kFailed };
   struct Chunk {
     std::atomic<uint8_t> state{kPending};
@@ -80,12 +89,15 @@ class ModelParser final : public GraphFeed {
   // Waits until `items_` [0, count) are parsed, parsing chunks meanwhile.
   Status AwaitItems(size_t count);
   Status ItemError(const Item& item) const;
+  // Hands the bytes of parsed `items_` [begin, end) to `done_with_`, one range per group.
+  void DoneWith(size_t begin, size_t end);
 
   std::unique_ptr<ProtoStore> store_;
   // The store's arena and graph, which the threads fill after the store is taken.
   google::protobuf::Arena* arena_ = nullptr;
   onnx::GraphProto* graph_ = nullptr;
   const uint8_t* file_begin_ = nullptr;  // for the byte offsets in errors
+  std::function<void(std::span<const std::byte>)> done_with_;
   // The initializers and inputs, the nodes, then the value_info entries and outputs, each in file
   // order.
   std::vector<Item> items_;
@@ -95,6 +107,7 @@ class ModelParser final : public GraphFeed {
   size_t num_chunks_ = 0;
   std::atomic<size_t> next_chunk_{0};
   size_t awaited_chunks_ = 0;  // chunks the builder has seen parsed
+  size_t done_chunks_ = 0;     // of those, the ones handed to `done_with_`
   std::vector<std::thread> workers_;
   std::atomic<bool> stop_{false};
   bool sources_added_ = false;

@@ -32,6 +32,11 @@ class MappedFile {
   std::span<const std::byte> bytes() const { return {data_, size_}; }
   const std::string& path() const { return path_; }
 
+  // Drops the pages wholly inside `range` (a part of bytes()) from the process's memory, for a
+  // reader done with them: the bytes stay what they were, and reading them again reads them from
+  // the file (or the page cache) anew. Thread-safe.
+  void Evict(std::span<const std::byte> range) const;
+
  private:
   MappedFile() = default;
   std::string path_;
