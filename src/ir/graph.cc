@@ -117,9 +117,7 @@ Value* Graph::NewValue(std::string_view name) {
 void Graph::AttachProto(Node* node, onnx::NodeProto* proto) {
   node->proto_ = proto;
   node->name_ = proto->name();
-  node->op_type_ = proto->op_type();
-  node->domain_ = proto->domain();
-  node->op_info_ = OpInfoOf(node->domain_, node->op_type_);
+  node->op_info_ = OpInfoOf(proto->domain(), proto->op_type());
 }
 
 const OpInfo* Graph::OpInfoOf(std::string_view domain, std::string_view op_type) {
@@ -129,8 +127,9 @@ const OpInfo* Graph::OpInfoOf(std::string_view domain, std::string_view op_type)
   const OpVersions* versions = OpContracts::Get().FindOp(domain, op_type);
   const OpContract* contract =
       versions != nullptr ? OpContracts::PickVersion(*versions, OpsetVersion(domain)) : nullptr;
-  known_ops_.push_back({std::string(domain), std::string(op_type), {versions, contract}});
-  return &known_ops_.back().info;
+  KnownOp& known = known_ops_.emplace_back(std::string(domain), std::string(op_type));
+  known.info = {known.domain, known.op_type, versions, contract};
+  return &known.info;
 }
 
 Node* Graph::NewNode() {

@@ -311,9 +311,13 @@ class Graph {
 
   // The op contracts of the op types met so far, for Node::op_versions() and Node::contract(): a
   // graph has few distinct ops, so a scan of them is cheaper than a lookup among every contract
-  // per node. A deque: nodes point at the entries' infos. SetOpsetVersion re-picks the contracts
-  // of its domain's entries.
+  // per node. A deque: nodes point at the entries' infos, which view the entries' names.
+  // SetOpsetVersion re-picks the contracts of its domain's entries.
   struct KnownOp {
+    KnownOp(std::string domain, std::string op_type)
+        : domain(std::move(domain)), op_type(std::move(op_type)) {}
+    KnownOp(const KnownOp&) = delete;
+    KnownOp& operator=(const KnownOp&) = delete;
     std::string domain;
     std::string op_type;
     OpInfo info;

@@ -29,6 +29,8 @@ using OpVersions = std::vector<OpContract>;
 // for the op's domain selects (the newest when the graph imports no opset for it; null when every
 // version is newer than the graph's opset).
 struct OpInfo {
+  std::string_view domain;
+  std::string_view op_type;
   const OpVersions* versions = nullptr;
   const OpContract* contract = nullptr;
 };
@@ -69,15 +71,15 @@ class Node {
   // True once the graph erased the node (its memory lives as long as the graph).
   bool erased() const { return erased_; }
   std::string_view name() const { return name_; }
-  std::string_view op_type() const { return op_type_; }
+  std::string_view op_type() const { return op_info_->op_type; }
   // "" is the default ONNX domain.
-  std::string_view domain() const { return domain_; }
+  std::string_view domain() const { return op_info_->domain; }
   // Every version of the node's op contract (zerograph/ir/op_contract.h), or null for an op
   // zerograph does not know; which version applies depends on the graph's opset.
-  const OpVersions* op_versions() const { return op_info_ ? op_info_->versions : nullptr; }
+  const OpVersions* op_versions() const { return op_info_->versions; }
   // The contract of the graph's opset version (see OpInfo), or null. Attribute defaults come
   // from it, since they change between versions (Softmax's axis, Dropout's ratio).
-  const OpContract* contract() const { return op_info_ ? op_info_->contract : nullptr; }
+  const OpContract* contract() const { return op_info_->contract; }
   bool Is(std::string_view domain, std::string_view op_type) const {
     return this->domain() == domain && this->op_type() == op_type;
   }
@@ -165,12 +167,11 @@ class Node {
   // The name's hash, kept by NameIndex while the node is in one.
   uint64_t name_hash_ = 0;
   onnx::NodeProto* proto_ = nullptr;
-  // Views of the proto's strings, which never change once the node exists. Passes test the op of
-  // every node; reading it here saves a cache miss on the message per node of a large graph.
+  // A view of the proto's name, which never changes once the node exists: reading it here saves
+  // a cache miss on the message per node of a large graph.
   std::string_view name_;
-  std::string_view op_type_;
-  std::string_view domain_;
-  // Owned by the graph; shared by every node of the op type.
+  // Owned by the graph; shared by every node of the op type, whose domain and op type it holds
+  // (few, so they stay cached while passes test the op of every node). Never null.
   const OpInfo* op_info_ = nullptr;
   std::pmr::vector<Value*> inputs_;
   // Where input i's use sits in its value's user list, so that removing the use is O(1): values
