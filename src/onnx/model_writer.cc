@@ -18,27 +18,37 @@ namespace {
 
 using google::protobuf::MessageLite;
 using NodeAppendix = std::function<std::span<const std::byte>(size_t node)>;
-using google::protobuf::RepeatedPtrField;
 
-// Takes a repeated field's messages out for the object's life, then puts them back in order.
-template <typename T>
-class TakenOut {
+// Moves the graph's repeated fields of messages aside for the object's life, so that serializing
+// the graph writes only its other fields, then back: swaps of the fields' arrays, with a graph on
+// the same arena (an empty message, left to the arena when there is one).
+class RepeatedFieldsAside {
  public:
-  explicit TakenOut(RepeatedPtrField<T>* field)
-      : field_(field), messages_(static_cast<size_t>(field->size())) {
-    field_->UnsafeArenaExtractSubrange(0, field_->size(), messages_.data());
+  explicit RepeatedFieldsAside(onnx::GraphProto& graph)
+      : graph_(graph),
+        aside_(google::protobuf::Arena::CreateMessage<onnx::GraphProto>(graph.GetArena())) {
+    Swap();
   }
-  ~TakenOut() {
-    for (T* message : messages_) field_->UnsafeArenaAddAllocated(message);
+  ~RepeatedFieldsAside() {
+    Swap();
+    if (graph_.GetArena() == nullptr) delete aside_;
   }
-  TakenOut(const TakenOut&) = delete;
-  TakenOut& operator=(const TakenOut&) = delete;
+  RepeatedFieldsAside(const RepeatedFieldsAside&) = delete;
+  RepeatedFieldsAside& operator=(const RepeatedFieldsAside&) = delete;
 
-  const std::vector<T*>& messages() const { return messages_; }
+  const onnx::GraphProto& fields() const { return *aside_; }
 
  private:
-  RepeatedPtrField<T>* field_;
-  std::vector<T*> messages_;
+  void Swap() {
+    aside_->mutable_node()->Swap(graph_.mutable_node());
+    aside_->mutable_initializer()->Swap(graph_.mutable_initializer());
+    aside_->mutable_input()->Swap(graph_.mutable_input());
+    aside_->mutable_output()->Swap(graph_.mutable_output());
+    aside_->mutable_value_info()->Swap(graph_.mutable_value_info());
+  }
+
+  onnx::GraphProto& graph_;
+  onnx::GraphProto* aside_;
 };
 
 // Takes the model's graph out for the object's life.
@@ -55,32 +65,59 @@ class GraphTakenOut {
   onnx::GraphProto* graph_;
 };
 
-// One message of the graph's repeated fields, to be written as field `field`.
-struct Item {
-  uint32_t field;
-  const MessageLite* message;
-};
+// The split fields, in field-number order, as protobuf writes them.
+constexpr uint32_t kSplitFields[] = {kGraphNode, kGraphInitializer, kGraphInput, kGraphOutput,
+                                     kGraphValueInfo};
 
-// Items serialized at most kChunkItems at a time, each chunk into a buffer of its own. A chunk
-// holds items of one field, so that the graph's own fields can go between chunks.
+size_t CountOf(const onnx::GraphProto& fields, uint32_t field) {
+  switch (field) {
+    case kGraphNode:
+      return static_cast<size_t>(fields.node_size());
+    case kGraphInitializer:
+      return static_cast<size_t>(fields.initializer_size());
+    case kGraphInput:
+      return static_cast<size_t>(fields.input_size());
+    case kGraphOutput:
+      return static_cast<size_t>(fields.output_size());
+    default:
+      return static_cast<size_t>(fields.value_info_size());
+  }
+}
+
+const MessageLite& MessageAt(const onnx::GraphProto& fields, uint32_t field, size_t i) {
+  const int index = static_cast<int>(i);
+  switch (field) {
+    case kGraphNode:
+      return fields.node(index);
+    case kGraphInitializer:
+      return fields.initializer(index);
+    case kGraphInput:
+      return fields.input(index);
+    case kGraphOutput:
+      return fields.output(index);
+    default:
+      return fields.value_info(index);
+  }
+}
+
+// Messages of one split field serialized at most kChunkItems at a time, each chunk into a buffer
+// of its own, so that the graph's own fields can go between chunks.
 constexpr size_t kChunkItems = 256;
 
 struct Chunk {
-  size_t begin, end;  // in the items
+  uint32_t field;
+  size_t begin, end;  // in the field
   uint64_t size = 0;  // serialized
   uint64_t offset = 0;
 };
 
-std::vector<Chunk> ChunksOf(const std::vector<Item>& items) {
+std::vector<Chunk> ChunksOf(const onnx::GraphProto& fields) {
   std::vector<Chunk> chunks;
-  for (size_t begin = 0; begin < items.size();) {
-    size_t end = begin + 1;
-    while (end < items.size() && end - begin < kChunkItems &&
-           items[end].field == items[begin].field) {
-      ++end;
+  for (const uint32_t field : kSplitFields) {
+    const size_t count = CountOf(fields, field);
+    for (size_t begin = 0; begin < count; begin += kChunkItems) {
+      chunks.push_back({field, begin, std::min(count, begin + kChunkItems)});
     }
-    chunks.push_back({begin, end});
-    begin = end;
   }
   return chunks;
 }
@@ -91,20 +128,20 @@ size_t VarintSize(uint64_t value) {
   return size;
 }
 
-// The fields `appendix` adds to item `i`, a node when `i` < `nodes`.
-std::span<const std::byte> AppendixOf(const NodeAppendix& appendix, size_t nodes, size_t i) {
-  if (appendix == nullptr || i >= nodes) return {};
+// The fields `appendix` adds to message `i` of `field`.
+std::span<const std::byte> AppendixOf(const NodeAppendix& appendix, uint32_t field, size_t i) {
+  if (appendix == nullptr || field != kGraphNode) return {};
   return appendix(i);
 }
 
-// Sizes `chunk`, caching every message's size for the serializer. The first `nodes` items are the
-// model's nodes.
-void SizeChunk(const std::vector<Item>& items, size_t nodes, const NodeAppendix& appendix,
-               Chunk& chunk) {
+// Sizes `chunk`, caching every message's size for the serializer.
+void SizeChunk(const onnx::GraphProto& fields, const NodeAppendix& appendix, Chunk& chunk) {
   chunk.size = 0;
+  const size_t tag_size = VarintSize(LengthDelimitedTag(chunk.field));
   for (size_t i = chunk.begin; i < chunk.end; ++i) {
-    const size_t size = items[i].message->ByteSizeLong() + AppendixOf(appendix, nodes, i).size();
-    chunk.size += VarintSize(LengthDelimitedTag(items[i].field)) + VarintSize(size) + size;
+    const size_t size = MessageAt(fields, chunk.field, i).ByteSizeLong() +
+                        AppendixOf(appendix, chunk.field, i).size();
+    chunk.size += tag_size + VarintSize(size) + size;
   }
 }
 
@@ -118,21 +155,22 @@ size_t AppendixOffset(const uint8_t* node, size_t size) {
   return size;
 }
 
-// Serializes a sized chunk as protobuf writes repeated messages: per item its tag, its length
+// Serializes a sized chunk as protobuf writes repeated messages: per message its tag, its length
 // and its bytes, a node's with its appendix.
-std::string SerializeChunk(const std::vector<Item>& items, size_t nodes,
-                           const NodeAppendix& appendix, const Chunk& chunk) {
+std::string SerializeChunk(const onnx::GraphProto& fields, const NodeAppendix& appendix,
+                           const Chunk& chunk) {
   std::string out;
   out.reserve(chunk.size);
   for (size_t i = chunk.begin; i < chunk.end; ++i) {
-    const size_t size = static_cast<size_t>(items[i].message->GetCachedSize());
-    const std::span<const std::byte> extra = AppendixOf(appendix, nodes, i);
-    AppendVarint(out, LengthDelimitedTag(items[i].field));
+    const MessageLite& message = MessageAt(fields, chunk.field, i);
+    const size_t size = static_cast<size_t>(message.GetCachedSize());
+    const std::span<const std::byte> extra = AppendixOf(appendix, chunk.field, i);
+    AppendVarint(out, LengthDelimitedTag(chunk.field));
     AppendVarint(out, size + extra.size());
     const size_t at = out.size();
     out.resize(at + size);
     auto* bytes = reinterpret_cast<uint8_t*>(out.data() + at);
-    items[i].message->SerializeWithCachedSizesToArray(bytes);
+    message.SerializeWithCachedSizesToArray(bytes);
     if (!extra.empty()) {
       out.insert(at + AppendixOffset(bytes, size), reinterpret_cast<const char*>(extra.data()),
                  extra.size());
@@ -204,28 +242,11 @@ Status SerializeModel(onnx::ModelProto& model, int threads, const PositionalSink
     return SerializePlainly(model, sink, appendix);
   }
   onnx::GraphProto& graph = *model.mutable_graph();
-  TakenOut nodes(graph.mutable_node());
-  TakenOut initializers(graph.mutable_initializer());
-  TakenOut inputs(graph.mutable_input());
-  TakenOut outputs(graph.mutable_output());
-  TakenOut value_infos(graph.mutable_value_info());
-
-  // In field-number order, as protobuf writes them.
-  std::vector<Item> items;
-  items.reserve(nodes.messages().size() + initializers.messages().size() +
-                inputs.messages().size() + outputs.messages().size() +
-                value_infos.messages().size());
-  auto add = [&items](uint32_t field, const auto& messages) {
-    for (const MessageLite* message : messages) items.push_back({field, message});
-  };
-  add(kGraphNode, nodes.messages());
-  add(kGraphInitializer, initializers.messages());
-  add(kGraphInput, inputs.messages());
-  add(kGraphOutput, outputs.messages());
-  add(kGraphValueInfo, value_infos.messages());
-  std::vector<Chunk> chunks = ChunksOf(items);
+  const RepeatedFieldsAside aside(graph);
+  const onnx::GraphProto& fields = aside.fields();
+  std::vector<Chunk> chunks = ChunksOf(fields);
   ZG_RETURN_IF_ERROR(ParallelFor(chunks.size(), threads, [&](size_t c) {
-    SizeChunk(items, nodes.messages().size(), appendix, chunks[c]);
+    SizeChunk(fields, appendix, chunks[c]);
     return Status::Ok();
   }));
 
@@ -258,14 +279,14 @@ Status SerializeModel(onnx::ModelProto& model, int threads, const PositionalSink
   ZG_RETURN_IF_ERROR(put(AsBytes(graph_header)));
   FieldSplicer graph_splicer(graph_fields);
   for (Chunk& chunk : chunks) {
-    ZG_RETURN_IF_ERROR(put(graph_splicer.Before(items[chunk.begin].field)));
+    ZG_RETURN_IF_ERROR(put(graph_splicer.Before(chunk.field)));
     chunk.offset = offset;
     offset += chunk.size;
   }
   ZG_RETURN_IF_ERROR(put(graph_splicer.Rest()));
   ZG_RETURN_IF_ERROR(put(model_splicer.Rest()));
   return ParallelFor(chunks.size(), threads, [&](size_t c) {
-    const std::string bytes = SerializeChunk(items, nodes.messages().size(), appendix, chunks[c]);
+    const std::string bytes = SerializeChunk(fields, appendix, chunks[c]);
     return sink(chunks[c].offset, AsBytes(bytes));
   });
 }
