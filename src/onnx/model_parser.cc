@@ -148,7 +148,8 @@ StatusOr<std::unique_ptr<ModelParser>> ModelParser::Start(
   for (WireScanner scan(graph_field->payload, graph_field->end); !scan.done();) {
     const WireField field = *scan.Next();  // the first scan read it
     if (IsSplitField(field)) {
-      *next[GroupOf(field.number)]++ = {field.number, field.payload, field.end};
+      *next[GroupOf(field.number)]++ = {
+          field.payload, static_cast<uint32_t>(field.end - field.payload), field.number};
     } else {
       graph_fields.Add(field);
     }
@@ -194,7 +195,7 @@ size_t ModelParser::ParseItems(std::span<Item> items) {
         item.message = google::protobuf::Arena::CreateMessage<onnx::ValueInfoProto>(arena);
         break;
     }
-    if (!item.message->ParseFromArray(item.payload, static_cast<int>(item.end - item.payload))) {
+    if (!item.message->ParseFromArray(item.payload, static_cast<int>(item.size))) {
       return i;
     }
   }
@@ -246,7 +247,7 @@ void ModelParser::DoneWith(size_t begin, size_t end) {
   for (const size_t group_end : {num_sources_, num_sources_ + nodes_.size(), items_.size()}) {
     const size_t run_end = std::min(end, group_end);
     if (begin < run_end) {
-      done_with_(std::as_bytes(std::span(items_[begin].payload, items_[run_end - 1].end)));
+      done_with_(std::as_bytes(std::span(items_[begin].payload, items_[run_end - 1].end())));
       begin = run_end;
     }
   }

@@ -61,12 +61,15 @@ class ModelParser final : public GraphFeed {
   void Stop() override;
 
  private:
-  // One message of the graph's repeated fields, where it lies in the file.
+  // One message of the graph's repeated fields, where it lies in the file (24 bytes: a large
+  // model has millions, all alive at the peak of loading it).
   struct Item {
-    uint32_t field;
     const uint8_t* payload;
-    const uint8_t* end;
+    uint32_t size;  // the file is under 2 GiB
+    uint32_t field;
     google::protobuf::MessageLite* message = nullptr;
+
+    const uint8_t* end() const { return payload + size; }
   };
   // Items are parsed kChunkItems at a time: chunk c holds `items_` [c, c + 1) x kChunkItems.
   // Threads claim chunks in order; the graph builder, rather than wait for a chunk a thread is
