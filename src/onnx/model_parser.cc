@@ -132,7 +132,7 @@ StatusOr<std::unique_ptr<ModelParser>> ModelParser::Start(
 
   // The graph's fields: its repeated fields split out in the order the graph is built from them
   // (initializers and inputs, nodes, the rest), the others left to protobuf. A first scan counts
-  // them, so that the items are laid out in place: a million-node graph has 50 MB of them.
+  // them, so that the items are laid out in place: a million-node graph has about two million.
   size_t counts[3] = {0, 0, 0};  // by ItemGroup
   for (WireScanner scan(graph_field->payload, graph_field->end); !scan.done();) {
     const std::optional<WireField> field = scan.Next();
@@ -208,7 +208,6 @@ bool ModelParser::ParseNextChunk() {
   const size_t begin = c * kChunkItems;
   const size_t end = std::min(items_.size(), begin + kChunkItems);
   const size_t failed = begin + ParseItems(std::span(items_).subspan(begin, end - begin));
-
   const size_t nodes_end = num_sources_ + nodes_.size();
   for (size_t i = std::max(begin, num_sources_); i < std::min(failed, nodes_end); ++i) {
     nodes_[i - num_sources_] = static_cast<onnx::NodeProto*>(items_[i].message);
