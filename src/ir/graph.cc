@@ -50,7 +50,8 @@ void FillTypeProto(const TensorType& type, onnx::TypeProto* proto) {
   }
 }
 
-// `__op_role` = `bits` as a NodeProto field (tag, length, attribute), as SetRole would store it.
+// `__op_role` = `bits` as a NodeProto field (tag, length, attribute): the attribute a node
+// carrying its role holds.
 std::string RoleField(int64_t bits) {
   onnx::NodeProto holder;
   onnx::AttributeProto* attr = holder.add_attribute();
