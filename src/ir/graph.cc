@@ -21,7 +21,7 @@ namespace {
 constexpr int64_t kOrderSpacing = int64_t{1} << 32;
 
 // "node 'fc1' (MatMul)", or "node #12 (MatMul)" for an unnamed node.
-std::string NodeLabel(const onnx::NodeProto& node, int64_t index) {
+std::string NodeLabel(const Node& node, int64_t index) {
   if (node.name().empty()) return StrCat("node #", index, " (", node.op_type(), ")");
   return StrCat("node '", node.name(), "' (", node.op_type(), ")");
 }
@@ -115,9 +115,15 @@ Value* Graph::NewValue(std::string_view name) {
   return &value;
 }
 
+std::string_view Graph::KeepName(std::string_view name) {
+  if (name.empty()) return {};
+  auto* chars = static_cast<char*>(memory_.allocate(name.size(), 1));
+  std::copy(name.begin(), name.end(), chars);
+  return {chars, name.size()};
+}
+
 void Graph::AttachProto(Node* node, onnx::NodeProto* proto) {
   node->proto_ = proto;
-  node->name_ = proto->name();
   node->op_info_ = OpInfoOf(proto->domain(), proto->op_type());
 }
 
@@ -280,25 +286,23 @@ Node* Graph::AddNode(std::string_view op_type, std::string_view domain,
   auto* proto = store_->New<onnx::NodeProto>();
   proto->set_op_type(std::string(op_type));
   proto->set_domain(std::string(domain));
-  if (!name.empty()) proto->set_name(UniqueNodeName(name));
   Node* node = NewNode();
   AttachProto(node, proto);
+  if (!name.empty()) node->name_ = KeepName(UniqueNodeName(name));
   node->inputs_.assign(inputs.begin(), inputs.end());
   node->input_uses_.resize(inputs.size());
   for (size_t i = 0; i < inputs.size(); ++i) {
-    proto->add_input(inputs[i] == nullptr ? std::string() : std::string(inputs[i]->name()));
     if (inputs[i] != nullptr) AddUse(inputs[i], node, static_cast<int>(i));
   }
   node->outputs_.reserve(output_names.size());
   for (size_t i = 0; i < output_names.size(); ++i) {
-    proto->add_output(UniqueValueName(output_names[i]));
-    Value* value = NewValue(proto->output(static_cast<int>(i)));
+    Value* value = NewValue(KeepName(UniqueValueName(output_names[i])));
     value->producer_ = node;
     value->producer_output_index_ = static_cast<int>(i);
     values_by_name_.Insert(value);
     node->outputs_.push_back(value);
   }
-  if (!proto->name().empty()) nodes_by_name_.Insert(node);
+  if (!node->name_.empty()) nodes_by_name_.Insert(node);
   if (before == nullptr) {
     LinkAtEnd(node);
   } else {
@@ -384,25 +388,24 @@ void Graph::SetInput(Node* node, size_t index, Value* value) {
   if (old == value) return;
   if (old != nullptr) RemoveUse(old, node, static_cast<int>(index));
   node->inputs_[index] = value;
+  node->lead_size_ = Node::kLeadSizeUnknown;
   if (value != nullptr) AddUse(value, node, static_cast<int>(index));
-  node->io_dirty_ = true;
 }
 
 void Graph::AppendInput(Node* node, Value* value) {
   node->inputs_.push_back(value);
   node->input_uses_.push_back(0);
+  node->lead_size_ = Node::kLeadSizeUnknown;
   if (value != nullptr) AddUse(value, node, static_cast<int>(node->inputs_.size()) - 1);
-  node->io_dirty_ = true;
 }
 
 bool Graph::RenameValue(Value* value, std::string_view name) {
   if (value->producer_ == nullptr || FindValue(name) != nullptr) return false;
   values_by_name_.Erase(value);
-  onnx::NodeProto* proto = value->producer_->proto_;
-  proto->set_output(value->producer_output_index_, std::string(name));
-  value->name_ = proto->output(value->producer_output_index_);
+  value->name_ = KeepName(name);
   values_by_name_.Insert(value);
-  for (const Use& use : value->users_) use.node->io_dirty_ = true;
+  value->producer_->lead_size_ = Node::kLeadSizeUnknown;
+  for (const Use& use : value->users_) use.node->lead_size_ = Node::kLeadSizeUnknown;
   if (value->info_ != nullptr) value->info_->set_name(std::string(name));
   for (size_t i : OutputIndices(value)) output_infos_[i]->set_name(std::string(name));
   return true;
@@ -412,7 +415,7 @@ void Graph::ReplaceAllUsesWith(Value* from, Value* to) {
   if (from == to) return;
   for (const Use& use : from->users_) {
     use.node->inputs_[use.input_index] = to;
-    use.node->io_dirty_ = true;
+    use.node->lead_size_ = Node::kLeadSizeUnknown;
     AddUse(to, use.node, use.input_index);
   }
   from->users_.clear();
@@ -431,15 +434,12 @@ void Graph::AdoptAsOutput(Node* node, Value* value) {
 
 void Graph::MoveDefinition(Node* node, Value* value) {
   ZG_CHECK(!value->is_graph_input_, "graph input '", value->name(), "' cannot become an output");
-  onnx::NodeProto* proto = node->proto_;
-  proto->add_output(std::string(value->name()));
-  // The name's old storage (the initializer's or the other node's message) may change below.
-  value->name_ = proto->output(proto->output_size() - 1);
+  // The name stays where it is (an initializer's message is kept, though no longer written).
   if (Node* old = value->producer_) {
-    const auto index = static_cast<size_t>(value->producer_output_index_);
-    old->outputs_[index] = nullptr;
-    old->proto_->mutable_output(static_cast<int>(index))->clear();
+    old->outputs_[static_cast<size_t>(value->producer_output_index_)] = nullptr;
+    old->lead_size_ = Node::kLeadSizeUnknown;
   }
+  node->lead_size_ = Node::kLeadSizeUnknown;
   value->initializer_ = nullptr;
   value->producer_ = node;
   value->producer_output_index_ = static_cast<int>(node->outputs_.size());
@@ -631,7 +631,128 @@ std::vector<std::pair<std::string_view, std::string_view>> Graph::metadata() con
 
 // --- ONNX form ----------------------------------------------------------------------------------
 
+void AppendNamesOf(std::span<onnx::NodeProto* const> messages, NodeNameList& names) {
+  for (const onnx::NodeProto* node : messages) {
+    names.nodes.push_back({node->name(), static_cast<uint32_t>(node->input_size()),
+                           static_cast<uint32_t>(node->output_size())});
+    for (const std::string& name : node->input()) names.values.push_back(name);
+    for (const std::string& name : node->output()) names.values.push_back(name);
+  }
+}
+
+void Graph::NodeFields::AddTo(size_t index, onnx::NodeProto& node) const {
+  std::string fields(LeadSize(index), '\0');
+  WriteLead(index, reinterpret_cast<uint8_t*>(fields.data()));
+  const std::span<const std::byte> appendix = Appendix(index);
+  fields.append(reinterpret_cast<const char*>(appendix.data()), appendix.size());
+  ZG_CHECK(node.MergeFromString(fields), "node ", index, ": its fields do not parse");
+}
+
 namespace {
+
+// NodeProto's fields the graph holds, as tags of length-delimited fields.
+constexpr uint8_t kInputTag = (1 << 3) | 2;
+constexpr uint8_t kOutputTag = (2 << 3) | 2;
+constexpr uint8_t kNameTag = (3 << 3) | 2;
+
+size_t VarintSize(uint64_t value) {
+  size_t size = 1;
+  for (; value >= 0x80; value >>= 7) ++size;
+  return size;
+}
+
+size_t NameFieldSize(std::string_view name) { return 1 + VarintSize(name.size()) + name.size(); }
+
+uint8_t* WriteNameField(uint8_t tag, std::string_view name, uint8_t* out) {
+  *out++ = tag;
+  uint64_t size = name.size();
+  for (; size >= 0x80; size >>= 7) *out++ = static_cast<uint8_t>((size & 0x7f) | 0x80);
+  *out++ = static_cast<uint8_t>(size);
+  return std::copy(name.begin(), name.end(), out);
+}
+
+std::string_view NameOf(const Value* value) { return value == nullptr ? "" : value->name(); }
+
+// What Node::lead_size_ caches.
+size_t LeadSizeOf(const Node& node) {
+  size_t size = node.name().empty() ? 0 : NameFieldSize(node.name());
+  for (const Value* input : node.inputs()) size += NameFieldSize(NameOf(input));
+  for (const Value* output : node.outputs()) size += NameFieldSize(NameOf(output));
+  return size;
+}
+
+// The graph's NodeFields: names from the IR's nodes and values, roles from a table of the few
+// distinct ones.
+//
+// A node's inputs are values defined anywhere in the graph, a cache miss each: the writer asks
+// for nodes in order (a chunk per thread), so the names of nodes a few places ahead, and of names
+// a few places ahead in a long list (an optimizer over every parameter), are fetched meanwhile.
+class IrNodeFields final : public Graph::NodeFields {
+ public:
+  // `nodes` in the model's order with their lead sizes; `role_field_of` is, per node, an index
+  // into `role_fields` (1-based; 0: none; empty when no node has an unwritten role).
+  IrNodeFields(std::vector<const Node*> nodes, std::vector<uint32_t> lead_sizes,
+               std::vector<std::string> role_fields, std::vector<uint32_t> role_field_of)
+      : nodes_(std::move(nodes)),
+        lead_sizes_(std::move(lead_sizes)),
+        role_fields_(std::move(role_fields)),
+        role_field_of_(std::move(role_field_of)) {}
+
+  size_t LeadSize(size_t index) const override { return lead_sizes_[index]; }
+  uint8_t* WriteLead(size_t index, uint8_t* out) const override {
+    FetchAhead(index);
+    const Node& node = *nodes_[index];
+    const std::span<Value* const> lists[] = {node.inputs(), node.outputs()};
+    const uint8_t tags[] = {kInputTag, kOutputTag};
+    for (int l = 0; l < 2; ++l) {
+      const std::span<Value* const> values = lists[l];
+      for (size_t k = 0; k < values.size(); ++k) {
+        // A name's characters are fetched once its value has come.
+        if (k + 2 * kNamesAhead < values.size())
+          Fetch(values[k + 2 * kNamesAhead], /*chars=*/false);
+        if (k + kNamesAhead < values.size()) Fetch(values[k + kNamesAhead], /*chars=*/true);
+        out = WriteNameField(tags[l], NameOf(values[k]), out);
+      }
+    }
+    if (!node.name().empty()) out = WriteNameField(kNameTag, node.name(), out);
+    return out;
+  }
+  std::span<const std::byte> Appendix(size_t index) const override {
+    if (role_field_of_.empty() || role_field_of_[index] == 0) return {};
+    return std::as_bytes(std::span(role_fields_[role_field_of_[index] - 1]));
+  }
+
+ private:
+  static constexpr size_t kNodesAhead = 4;
+  static constexpr size_t kNamesAhead = 16;
+
+  // Fetches `value`, or with `chars` (once it has been fetched) its name's characters.
+  static void Fetch(const Value* value, bool chars) {
+    if (value == nullptr) return;
+    __builtin_prefetch(chars ? static_cast<const void*>(value->name().data()) : value);
+  }
+
+  // Fetches the values of the first names of the node kNodesAhead places on, and the characters
+  // of those of the node half as far (whose values were fetched two nodes ago).
+  void FetchAhead(size_t index) const {
+    for (const size_t ahead : {index + kNodesAhead, index + kNodesAhead / 2}) {
+      if (ahead >= nodes_.size()) continue;
+      const bool chars = ahead != index + kNodesAhead;
+      const Node& node = *nodes_[ahead];
+      for (size_t k = 0; k < std::min(node.num_inputs(), kNamesAhead); ++k) {
+        Fetch(node.input(k), chars);
+      }
+      for (size_t k = 0; k < std::min(node.num_outputs(), kNamesAhead); ++k) {
+        Fetch(node.output(k), chars);
+      }
+    }
+  }
+
+  std::vector<const Node*> nodes_;
+  std::vector<uint32_t> lead_sizes_;
+  std::vector<std::string> role_fields_;
+  std::vector<uint32_t> role_field_of_;
+};
 
 // The main graph of a model parsed in full.
 class ParsedGraph final : public GraphFeed {
@@ -641,6 +762,9 @@ class ParsedGraph final : public GraphFeed {
   Status AwaitSources() override { return Status::Ok(); }
   StatusOr<std::span<onnx::NodeProto* const>> AwaitNodes(size_t) override {
     return std::span<onnx::NodeProto* const>(nodes_);
+  }
+  void ReadNames(size_t begin, size_t end, NodeNameList& names) const override {
+    AppendNamesOf(std::span(nodes_).subspan(begin, end - begin), names);
   }
   Status AwaitRest() override { return Status::Ok(); }
   void Stop() override {}
@@ -750,89 +874,101 @@ Status Graph::ImportGraph(const ExternalDataResolver& resolve, GraphFeed& feed) 
   struct PendingInput {
     Node* node;
     int64_t index;
-    std::string_view name;
+    std::string name;
   };
   std::vector<PendingInput> undefined;
   // Nodes are imported a chunk at a time: first every name of the chunk is hashed, then the
   // nodes are linked with each index search prepared a few searches ahead (PrefetchAhead). The
   // names are still cached when compared, and the index's cache misses overlap.
+  NodeNameList names;
   std::vector<uint64_t> node_hashes;
-  std::vector<uint64_t> value_hashes;  // each node's inputs, then its outputs
+  std::vector<uint64_t> value_hashes;  // as names.values
   int64_t node_index = 0;
   for (size_t chunk = 0; chunk < feed.num_nodes(); chunk += NameIndex<Node>::kBulkChunk) {
     const size_t chunk_size = std::min(NameIndex<Node>::kBulkChunk, feed.num_nodes() - chunk);
     ZG_ASSIGN_OR_RETURN(std::span<onnx::NodeProto* const> parsed,
                         feed.AwaitNodes(chunk + chunk_size));
     const std::span<onnx::NodeProto* const> chunk_nodes = parsed.subspan(chunk, chunk_size);
+    names.clear();
+    feed.ReadNames(chunk, chunk + chunk_size, names);
     node_hashes.clear();
     value_hashes.clear();
-    for (const onnx::NodeProto* node_proto : chunk_nodes) {
-      node_hashes.push_back(NameIndex<Node>::Hash(node_proto->name()));
-      for (const std::string& name : node_proto->input()) {
-        value_hashes.push_back(NameIndex<Value>::Hash(name));
-      }
-      for (const std::string& name : node_proto->output()) {
-        value_hashes.push_back(NameIndex<Value>::Hash(name));
-      }
+    for (const NodeNameList::Entry& entry : names.nodes) {
+      node_hashes.push_back(NameIndex<Node>::Hash(entry.name));
     }
-    size_t next_hash = 0;  // in value_hashes
+    for (const std::string_view name : names.values) {
+      value_hashes.push_back(NameIndex<Value>::Hash(name));
+    }
+    size_t next_name = 0;  // in names.values
     for (size_t k = 0; k < chunk_nodes.size(); ++k) {
       onnx::NodeProto* node_proto = chunk_nodes[k];
+      const NodeNameList::Entry& entry = names.nodes[k];
       nodes_by_name_.PrefetchAhead(node_hashes, k);
       Node* node = NewNode();
       AttachProto(node, node_proto);
+      node->name_ = KeepName(entry.name);
       LinkAtEnd(node);
       ++num_nodes_;
-      if (!node_proto->name().empty()) {
+      if (!entry.name.empty()) {
         const bool inserted = nodes_by_name_.Insert(node, node_hashes[k]).second;
-        ZG_RETURN_IF_NOT(inserted, NodeLabel(*node_proto, node_index),
+        ZG_RETURN_IF_NOT(inserted, NodeLabel(*node, node_index),
                          ": node name used twice; node names must be unique");
       }
-      node->inputs_.resize(static_cast<size_t>(node_proto->input_size()));
-      node->input_uses_.resize(static_cast<size_t>(node_proto->input_size()));
-      for (int i = 0; i < node_proto->input_size(); ++i) {
-        values_by_name_.PrefetchAhead(value_hashes, next_hash);
-        const uint64_t hash = value_hashes[next_hash++];
-        const std::string& name = node_proto->input(i);
+      node->inputs_.resize(entry.num_inputs);
+      node->input_uses_.resize(entry.num_inputs);
+      size_t lead_size = entry.name.empty() ? 0 : NameFieldSize(entry.name);
+      for (uint32_t i = 0; i < entry.num_inputs; ++i) {
+        values_by_name_.PrefetchAhead(value_hashes, next_name);
+        const uint64_t hash = value_hashes[next_name];
+        const std::string_view name = names.values[next_name++];
+        lead_size += NameFieldSize(name);
         if (name.empty()) continue;
         Value* input = values_by_name_.Find(name, hash);
         if (input == nullptr) {
-          undefined.push_back({node, node_index, name});
+          undefined.push_back({node, node_index, std::string(name)});
           continue;
         }
-        node->inputs_[static_cast<size_t>(i)] = input;
-        AddUse(input, node, i);
+        node->inputs_[i] = input;
+        AddUse(input, node, static_cast<int>(i));
       }
-      node->outputs_.resize(static_cast<size_t>(node_proto->output_size()));
-      for (int i = 0; i < node_proto->output_size(); ++i) {
-        values_by_name_.PrefetchAhead(value_hashes, next_hash);
-        const uint64_t hash = value_hashes[next_hash++];
-        const std::string& name = node_proto->output(i);
+      node->outputs_.resize(entry.num_outputs);
+      for (uint32_t i = 0; i < entry.num_outputs; ++i) {
+        values_by_name_.PrefetchAhead(value_hashes, next_name);
+        const uint64_t hash = value_hashes[next_name];
+        const std::string_view name = names.values[next_name++];
+        lead_size += NameFieldSize(name);
         if (name.empty()) continue;
-        Value* value = NewValue(name);
+        Value* value = NewValue(KeepName(name));
         value->producer_ = node;
-        value->producer_output_index_ = i;
+        value->producer_output_index_ = static_cast<int>(i);
         auto [holder, inserted] = values_by_name_.Insert(value, hash);
         if (!inserted) {
           Node* first = holder->producer_;
           return InvalidArgumentError(StrCat(
-              NodeLabel(*node_proto, node_index), ": output '", name, "' is already defined",
+              NodeLabel(*node, node_index), ": output '", name, "' is already defined",
               first != nullptr ? StrCat(" by node '", first->name(), "' (", first->op_type(), ")")
                                : std::string(" as a graph input or initializer"),
               "; SSA allows one definition per name"));
         }
-        node->outputs_[static_cast<size_t>(i)] = value;
+        node->outputs_[i] = value;
       }
+      node->lead_size_ = static_cast<uint32_t>(lead_size);
+      // The graph holds the names now (a feed's messages may hold them too).
+      node_proto->clear_input();
+      node_proto->clear_output();
+      if (!entry.name.empty()) node_proto->clear_name();
       if (Status checked = CheckNodeProto(*node_proto); !checked.ok()) {
-        return std::move(checked).WithContext(NodeLabel(*node_proto, node_index));
+        return std::move(checked).WithContext(NodeLabel(*node, node_index));
       }
+      ZG_RETURN_IF_NOT(entry.num_inputs > 0 || entry.num_outputs > 0, NodeLabel(*node, node_index),
+                       ": has neither inputs nor outputs");
       node->LoadAnnotations();
       ++node_index;
     }
   }
   for (const PendingInput& pending : undefined) {
     Value* later = FindValue(pending.name);
-    std::string node_label = NodeLabel(*pending.node->proto_, pending.index);
+    std::string node_label = NodeLabel(*pending.node, pending.index);
     if (later != nullptr && later->producer_ != nullptr) {
       return InvalidArgumentError(
           StrCat(node_label, " reads '", pending.name, "' before node '", later->producer_->name(),
@@ -876,7 +1012,7 @@ Status Graph::ImportGraph(const ExternalDataResolver& resolve, GraphFeed& feed) 
 
 Status Graph::WithModelProto(
     const ExternalDataWriter& write_external,
-    const std::function<Status(onnx::ModelProto&, const NodeAppendix&)>& consume) {
+    const std::function<Status(onnx::ModelProto&, const NodeFields&)>& consume) {
   onnx::GraphProto* proto = store_->model->mutable_graph();
   // Put the IR's messages into the model for the call only, and take them back out on every path:
   // the IR keeps owning them (the arena frees them with the graph).
@@ -892,30 +1028,31 @@ Status Graph::WithModelProto(
   } restore{proto};
 
   proto->mutable_node()->Reserve(static_cast<int>(num_nodes_));
-  // Each node's unwritten role (SetRole) as an index into `role_fields` (1-based; 0: none), by
-  // the node's position in the model: a table read in order, not a node per call, as the writer
-  // asks twice for every node.
-  std::vector<std::pair<int64_t, std::string>> role_fields;
+  std::vector<const Node*> nodes;
+  std::vector<uint32_t> lead_sizes;
+  nodes.reserve(num_nodes_);
+  lead_sizes.reserve(num_nodes_);
+  // Each node's unwritten role (SetRole) as an index into `role_fields` (1-based; 0: none): a
+  // node has one of a few distinct roles.
+  std::vector<int64_t> role_bits;
+  std::vector<std::string> role_fields;
   std::vector<uint32_t> role_field_of;
-  size_t position = 0;
-  for (Node* node = first_; node != nullptr; node = node->next_, ++position) {
+  for (Node* node = first_; node != nullptr; node = node->next_) {
     if (node->role_unwritten_) {
-      auto known =
-          std::ranges::find(role_fields, node->role_bits_, &std::pair<int64_t, std::string>::first);
-      if (known == role_fields.end()) {
-        role_fields.emplace_back(node->role_bits_, RoleField(node->role_bits_));
-        known = role_fields.end() - 1;
+      auto known = std::ranges::find(role_bits, node->role_bits_);
+      if (known == role_bits.end()) {
+        role_bits.push_back(node->role_bits_);
+        role_fields.push_back(RoleField(node->role_bits_));
+        known = role_bits.end() - 1;
       }
       if (role_field_of.empty()) role_field_of.resize(num_nodes_);
-      role_field_of[position] = static_cast<uint32_t>(known - role_fields.begin()) + 1;
+      role_field_of[nodes.size()] = static_cast<uint32_t>(known - role_bits.begin()) + 1;
     }
-    if (node->io_dirty_) {
-      node->proto_->clear_input();
-      for (Value* input : node->inputs_) {
-        node->proto_->add_input(input == nullptr ? std::string() : std::string(input->name()));
-      }
-      node->io_dirty_ = false;
+    nodes.push_back(node);
+    if (node->lead_size_ == Node::kLeadSizeUnknown) {
+      node->lead_size_ = static_cast<uint32_t>(LeadSizeOf(*node));
     }
+    lead_sizes.push_back(node->lead_size_);
     proto->mutable_node()->UnsafeArenaAddAllocated(node->proto_);
   }
   for (Value* value : initializers_) {
@@ -944,12 +1081,9 @@ Status Graph::WithModelProto(
     }
     proto->mutable_value_info()->UnsafeArenaAddAllocated(entry.info);
   }
-  if (role_fields.empty()) return consume(*store_->model, nullptr);
-  return consume(*store_->model, [&](size_t index) -> std::span<const std::byte> {
-    const uint32_t field = role_field_of[index];
-    if (field == 0) return {};
-    return std::as_bytes(std::span(role_fields[field - 1].second));
-  });
+  const IrNodeFields fields(std::move(nodes), std::move(lead_sizes), std::move(role_fields),
+                            std::move(role_field_of));
+  return consume(*store_->model, fields);
 }
 
 }  // namespace zerograph

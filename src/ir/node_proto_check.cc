@@ -61,8 +61,6 @@ bool ValueMatchesType(const AttributeProto& attr) {
 
 Status CheckNodeProto(const onnx::NodeProto& node) {
   ZG_RETURN_IF_NOT(!node.op_type().empty(), "has no op_type");
-  ZG_RETURN_IF_NOT(node.input_size() > 0 || node.output_size() > 0,
-                   "has neither inputs nor outputs");
   const int num_attributes = node.attribute_size();
   for (int a = 0; a < num_attributes; ++a) {
     const AttributeProto& attr = node.attribute(a);

@@ -10,10 +10,11 @@ class NodeProto;
 namespace zerograph {
 
 // The node-level rules of ONNX's checker that matter for a rewrite (docs/cli.md, "What a graph
-// must be"): an op type; at least one input or output; each attribute named once, with a known
-// type, at most one value field and that of its type, and a value rather than a reference to a
-// function's attribute. The error does not name the node: the caller adds that context only on
-// failure, as building a label per node costs more than the checks on a large graph.
+// must be") that its message holds, without the names the graph holds (a node needs an input or
+// an output: the graph checks that): an op type; each attribute named once, with a known type, at
+// most one value field and that of its type, and a value rather than a reference to a function's
+// attribute. The error does not name the node: the caller adds that context only on failure, as
+// building a label per node costs more than the checks on a large graph.
 Status CheckNodeProto(const onnx::NodeProto& node);
 
 }  // namespace zerograph

@@ -78,6 +78,92 @@ ItemGroup GroupOf(uint32_t split_field) {
   }
 }
 
+// A node's name, input or output: fields the graph holds itself (read by ReadNames), so that the
+// parser leaves them out of the node's message.
+bool IsNameField(const WireField& field) {
+  return field.wire_type == kWireLengthDelimited && field.number >= kNodeInput &&
+         field.number <= kNodeName;
+}
+
+// Parses the node at [begin, end) into `node` without its names (IsNameField): their strings are
+// most of a parsed node's memory, a heap buffer each past 15 characters, and the graph copies the
+// few it keeps (one per value, not one per use) from the file. A name present but empty stays in
+// the message, as protobuf's serializer writes it back. Bytes the scan cannot read are parsed
+// whole, names included.
+bool ParseNodeWithoutNames(const uint8_t* begin, const uint8_t* end, onnx::NodeProto& node) {
+  const uint8_t* run = begin;  // the kept fields not merged yet start here
+  bool parsed_any = false;
+  auto merge_run = [&](const uint8_t* run_end) {
+    if (run == run_end) return true;
+    const int size = static_cast<int>(run_end - run);
+    if (!parsed_any) {
+      parsed_any = true;
+      return node.ParseFromArray(run, size);
+    }
+    google::protobuf::io::CodedInputStream coded(run, size);
+    return node.MergeFromCodedStream(&coded) && coded.ConsumedEntireMessage();
+  };
+  std::optional<bool> last_name_empty;
+  for (WireScanner scan(begin, end); !scan.done();) {
+    const std::optional<WireField> field = scan.Next();
+    if (!field.has_value()) {
+      node.Clear();
+      return node.ParseFromArray(begin, static_cast<int>(end - begin));
+    }
+    if (!IsNameField(*field)) continue;
+    if (!merge_run(field->begin)) return false;
+    run = field->end;
+    if (field->number == kNodeName) last_name_empty = field->payload == field->end;
+  }
+  if (!merge_run(end)) return false;
+  if (last_name_empty == true) node.set_name("");
+  return true;
+}
+
+std::string_view ViewOf(const WireField& field) {
+  return {reinterpret_cast<const char*>(field.payload),
+          static_cast<size_t>(field.end - field.payload)};
+}
+
+// Appends the names of the node whose bytes are [begin, end) to `names`, as parsing the node
+// whole would give them (the last name wins); false, appending nothing, when the scan cannot read
+// the bytes (ParseNodeWithoutNames then parsed them whole).
+bool AppendNamesFromBytes(const uint8_t* begin, const uint8_t* end, NodeNameList& names) {
+  NodeNameList::Entry entry;
+  const size_t first = names.values.size();
+  bool input_after_output = false;
+  for (WireScanner scan(begin, end); !scan.done();) {
+    const std::optional<WireField> field = scan.Next();
+    if (!field.has_value()) {
+      names.values.resize(first);
+      return false;
+    }
+    if (!IsNameField(*field)) continue;
+    if (field->number == kNodeName) {
+      entry.name = ViewOf(*field);
+      continue;
+    }
+    names.values.push_back(ViewOf(*field));
+    if (field->number == kNodeInput) {
+      ++entry.num_inputs;
+      input_after_output |= entry.num_outputs > 0;
+    } else {
+      ++entry.num_outputs;
+    }
+  }
+  if (input_after_output) {  // rare: the lists interleave
+    names.values.resize(first);
+    for (const uint32_t number : {kNodeInput, kNodeOutput}) {
+      for (WireScanner scan(begin, end); !scan.done();) {
+        const WireField field = *scan.Next();  // the first scan read it
+        if (IsNameField(field) && field.number == number) names.values.push_back(ViewOf(field));
+      }
+    }
+  }
+  names.nodes.push_back(entry);
+  return true;
+}
+
 Status NotAModel() {
   return DataLossError("the file is not a valid ONNX model (protobuf parse failed)");
 }
@@ -195,9 +281,12 @@ size_t ModelParser::ParseItems(std::span<Item> items) {
         item.message = google::protobuf::Arena::CreateMessage<onnx::ValueInfoProto>(arena);
         break;
     }
-    if (!item.message->ParseFromArray(item.payload, static_cast<int>(item.size))) {
-      return i;
-    }
+    const bool parsed =
+        item.field == kGraphNode
+            ? ParseNodeWithoutNames(item.payload, item.end(),
+                                    *static_cast<onnx::NodeProto*>(item.message))
+            : item.message->ParseFromArray(item.payload, static_cast<int>(item.size));
+    if (!parsed) return i;
   }
   return items.size();
 }
@@ -220,6 +309,10 @@ bool ModelParser::ParseNextChunk() {
 }
 
 Status ModelParser::AwaitItems(size_t count) {
+  // The builder reads the nodes it awaited last by their bytes (ReadNames) until it awaits more;
+  // it reads everything else as messages.
+  const size_t nodes_read_from = std::max(awaited_items_, num_sources_);
+  awaited_items_ = std::max(awaited_items_, count);
   const size_t needed = (count + kChunkItems - 1) / kChunkItems;
   for (; awaited_chunks_ < needed; ++awaited_chunks_) {
     Chunk& chunk = chunks_[awaited_chunks_];
@@ -230,14 +323,25 @@ Status ModelParser::AwaitItems(size_t count) {
     if (chunk.state.load(std::memory_order_acquire) == kFailed) {
       return ItemError(items_[chunk.failed_at]);
     }
-    if (awaited_chunks_ + 1 - done_chunks_ == kDoneWithChunks ||
-        awaited_chunks_ + 1 == num_chunks_) {
-      DoneWith(done_chunks_ * kChunkItems,
-               std::min(items_.size(), (awaited_chunks_ + 1) * kChunkItems));
-      done_chunks_ = awaited_chunks_ + 1;
-    }
+    HandOverDone(awaited_chunks_ + 1, nodes_read_from);
   }
+  HandOverDone(awaited_chunks_, nodes_read_from);
   return Status::Ok();
+}
+
+void ModelParser::HandOverDone(size_t parsed_chunks, size_t nodes_read_from) {
+  const size_t nodes_end = num_sources_ + nodes_.size();
+  size_t done = done_chunks_;
+  for (; done < parsed_chunks; ++done) {
+    const size_t begin = done * kChunkItems;
+    const size_t end = std::min(items_.size(), begin + kChunkItems);
+    if (std::max(begin, nodes_read_from) < std::min(end, nodes_end)) break;  // nodes still read
+  }
+  if (done - done_chunks_ < kDoneWithChunks && !(done == num_chunks_ && done > done_chunks_)) {
+    return;
+  }
+  DoneWith(done_chunks_ * kChunkItems, std::min(items_.size(), done * kChunkItems));
+  done_chunks_ = done;
 }
 
 void ModelParser::DoneWith(size_t begin, size_t end) {
@@ -273,6 +377,16 @@ StatusOr<std::span<onnx::NodeProto* const>> ModelParser::AwaitNodes(size_t count
   // A model parsed plainly has no items: its nodes are all there.
   ZG_RETURN_IF_ERROR(AwaitItems(std::min(num_sources_ + count, items_.size())));
   return std::span<onnx::NodeProto* const>(nodes_);
+}
+
+void ModelParser::ReadNames(size_t begin, size_t end, NodeNameList& names) const {
+  for (size_t i = begin; i < end; ++i) {
+    // Messages parsed whole (a model parsed plainly has no items) hold their names.
+    if (items_.empty() || !AppendNamesFromBytes(items_[num_sources_ + i].payload,
+                                                items_[num_sources_ + i].end(), names)) {
+      AppendNamesOf(std::span(nodes_).subspan(i, 1), names);
+    }
+  }
 }
 
 Status ModelParser::AwaitRest() {

@@ -28,7 +28,8 @@ namespace zerograph {
 // thread. The main graph's nodes, initializers and value lists are independent messages laid end
 // to end in the file: a scan of the graph's top-level wire format finds their bounds (a few
 // milliseconds for a million nodes), and each is parsed into its own arena message. The result is
-// the model a plain parse gives.
+// the model a plain parse gives, but that the nodes' messages lack their names, inputs and
+// outputs, which the graph holds itself and reads from the bytes (ReadNames).
 //
 // Anything the scan does not expect (a second graph field, groups, a malformed field) makes it
 // parse the whole model the plain way, which accepts what protobuf accepts and refuses the rest.
@@ -39,9 +40,10 @@ class ModelParser final : public GraphFeed {
   // outputs, in that order, which the caller's thread joins in as it awaits them. With one
   // thread, parses everything before returning. `bytes` must outlive the parser. `done_with`,
   // when given, is told (on the caller's thread, by the awaits) of ranges of `bytes` the parser
-  // has parsed and will not read again, a few MB at a time, so that a reader of a mapped file can
-  // drop its pages as it goes (MappedFile::Evict): at the peak of loading a large model, the
-  // file's pages are otherwise its largest single part.
+  // has parsed and no one reads again (a node's, once the nodes after it are awaited), a few MB
+  // at a time, so that a reader of a mapped file can drop its pages as it goes
+  // (MappedFile::Evict): at the peak of loading a large model, the file's pages are otherwise its
+  // largest single part.
   static StatusOr<std::unique_ptr<ModelParser>> Start(
       std::span<const std::byte> bytes, int threads,
       std::function<void(std::span<const std::byte>)> done_with = nullptr);
@@ -57,6 +59,7 @@ class ModelParser final : public GraphFeed {
   size_t num_nodes() const override { return nodes_.size(); }
   Status AwaitSources() override;
   StatusOr<std::span<onnx::NodeProto* const>> AwaitNodes(size_t count) override;
+  void ReadNames(size_t begin, size_t end, NodeNameList& names) const override;
   Status AwaitRest() override;
   void Stop() override;
 
@@ -92,6 +95,10 @@ class ModelParser final : public GraphFeed {
   // Waits until `items_` [0, count) are parsed, parsing chunks meanwhile.
   Status AwaitItems(size_t count);
   Status ItemError(const Item& item) const;
+  // Hands the bytes of the first `parsed_chunks` chunks to `done_with_`, a few MB at a time, up
+  // to the first that holds a node at or after `nodes_read_from`, whose bytes the builder still
+  // reads.
+  void HandOverDone(size_t parsed_chunks, size_t nodes_read_from);
   // Hands the bytes of parsed `items_` [begin, end) to `done_with_`, one range per group.
   void DoneWith(size_t begin, size_t end);
 
@@ -110,6 +117,7 @@ class ModelParser final : public GraphFeed {
   size_t num_chunks_ = 0;
   std::atomic<size_t> next_chunk_{0};
   size_t awaited_chunks_ = 0;  // chunks the builder has seen parsed
+  size_t awaited_items_ = 0;   // items the builder has awaited
   size_t done_chunks_ = 0;     // of those, the ones handed to `done_with_`
   std::vector<std::thread> workers_;
   std::atomic<bool> stop_{false};

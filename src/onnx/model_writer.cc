@@ -17,7 +17,7 @@ namespace zerograph {
 namespace {
 
 using google::protobuf::MessageLite;
-using NodeAppendix = std::function<std::span<const std::byte>(size_t node)>;
+using NodeFields = Graph::NodeFields;
 
 // Moves the graph's repeated fields of messages aside for the object's life, so that serializing
 // the graph writes only its other fields, then back: swaps of the fields' arrays, with a graph on
@@ -128,19 +128,14 @@ size_t VarintSize(uint64_t value) {
   return size;
 }
 
-// The fields `appendix` adds to message `i` of `field`.
-std::span<const std::byte> AppendixOf(const NodeAppendix& appendix, uint32_t field, size_t i) {
-  if (appendix == nullptr || field != kGraphNode) return {};
-  return appendix(i);
-}
-
 // Sizes `chunk`, caching every message's size for the serializer.
-void SizeChunk(const onnx::GraphProto& fields, const NodeAppendix& appendix, Chunk& chunk) {
+void SizeChunk(const onnx::GraphProto& fields, const NodeFields* node_fields, Chunk& chunk) {
   chunk.size = 0;
   const size_t tag_size = VarintSize(LengthDelimitedTag(chunk.field));
+  const bool nodes = node_fields != nullptr && chunk.field == kGraphNode;
   for (size_t i = chunk.begin; i < chunk.end; ++i) {
-    const size_t size = MessageAt(fields, chunk.field, i).ByteSizeLong() +
-                        AppendixOf(appendix, chunk.field, i).size();
+    size_t size = MessageAt(fields, chunk.field, i).ByteSizeLong();
+    if (nodes) size += node_fields->LeadSize(i) + node_fields->Appendix(i).size();
     chunk.size += tag_size + VarintSize(size) + size;
   }
 }
@@ -156,24 +151,33 @@ size_t AppendixOffset(const uint8_t* node, size_t size) {
 }
 
 // Serializes a sized chunk as protobuf writes repeated messages: per message its tag, its length
-// and its bytes, a node's with its appendix.
-std::string SerializeChunk(const onnx::GraphProto& fields, const NodeAppendix& appendix,
+// and its bytes, a node's with the fields the graph holds (its lead before, its appendix after
+// its attributes).
+std::string SerializeChunk(const onnx::GraphProto& fields, const NodeFields* node_fields,
                            const Chunk& chunk) {
   std::string out;
   out.reserve(chunk.size);
+  const bool nodes = node_fields != nullptr && chunk.field == kGraphNode;
   for (size_t i = chunk.begin; i < chunk.end; ++i) {
     const MessageLite& message = MessageAt(fields, chunk.field, i);
     const size_t size = static_cast<size_t>(message.GetCachedSize());
-    const std::span<const std::byte> extra = AppendixOf(appendix, chunk.field, i);
+    const size_t lead = nodes ? node_fields->LeadSize(i) : 0;
+    const std::span<const std::byte> appendix =
+        nodes ? node_fields->Appendix(i) : std::span<const std::byte>();
     AppendVarint(out, LengthDelimitedTag(chunk.field));
-    AppendVarint(out, size + extra.size());
+    AppendVarint(out, lead + size + appendix.size());
     const size_t at = out.size();
-    out.resize(at + size);
+    out.resize(at + lead + size);
     auto* bytes = reinterpret_cast<uint8_t*>(out.data() + at);
-    message.SerializeWithCachedSizesToArray(bytes);
-    if (!extra.empty()) {
-      out.insert(at + AppendixOffset(bytes, size), reinterpret_cast<const char*>(extra.data()),
-                 extra.size());
+    if (nodes) {
+      const uint8_t* lead_end = node_fields->WriteLead(i, bytes);
+      ZG_CHECK(lead_end == bytes + lead, "node ", i, ": its names took ", lead_end - bytes,
+               " bytes, not the ", lead, " sized");
+    }
+    message.SerializeWithCachedSizesToArray(bytes + lead);
+    if (!appendix.empty()) {
+      out.insert(at + lead + AppendixOffset(bytes + lead, size),
+                 reinterpret_cast<const char*>(appendix.data()), appendix.size());
     }
   }
   return out;
@@ -215,19 +219,16 @@ class FieldSplicer {
 };
 
 Status SerializePlainly(const onnx::ModelProto& model, const PositionalSink& sink,
-                        const NodeAppendix& appendix) {
+                        const NodeFields* node_fields) {
   std::string bytes;
-  if (appendix == nullptr) {
+  if (node_fields == nullptr) {
     ZG_RETURN_IF_NOT(model.SerializeToString(&bytes), "cannot serialize the model");
     return sink(0, AsBytes(bytes));
   }
-  // Rare (unknown fields), so the appendix goes into a copy rather than beside the serializer.
+  // Rare (unknown fields), so the graph's fields go into a copy rather than beside the serializer.
   onnx::ModelProto copy = model;
   for (int i = 0; i < copy.graph().node_size(); ++i) {
-    const std::span<const std::byte> extra = appendix(static_cast<size_t>(i));
-    ZG_RETURN_IF_NOT(copy.mutable_graph()->mutable_node(i)->MergeFromString(
-                         std::string(reinterpret_cast<const char*>(extra.data()), extra.size())),
-                     "cannot add the IR's fields to node ", i);
+    node_fields->AddTo(static_cast<size_t>(i), *copy.mutable_graph()->mutable_node(i));
   }
   ZG_RETURN_IF_NOT(copy.SerializeToString(&bytes), "cannot serialize the model");
   return sink(0, AsBytes(bytes));
@@ -236,17 +237,17 @@ Status SerializePlainly(const onnx::ModelProto& model, const PositionalSink& sin
 }  // namespace
 
 Status SerializeModel(onnx::ModelProto& model, int threads, const PositionalSink& sink,
-                      const NodeAppendix& appendix) {
+                      const NodeFields* node_fields) {
   if (!model.has_graph() || !model.unknown_fields().empty() ||
       !model.graph().unknown_fields().empty()) {
-    return SerializePlainly(model, sink, appendix);
+    return SerializePlainly(model, sink, node_fields);
   }
   onnx::GraphProto& graph = *model.mutable_graph();
   const RepeatedFieldsAside aside(graph);
   const onnx::GraphProto& fields = aside.fields();
   std::vector<Chunk> chunks = ChunksOf(fields);
   ZG_RETURN_IF_ERROR(ParallelFor(chunks.size(), threads, [&](size_t c) {
-    SizeChunk(fields, appendix, chunks[c]);
+    SizeChunk(fields, node_fields, chunks[c]);
     return Status::Ok();
   }));
 
@@ -286,7 +287,7 @@ Status SerializeModel(onnx::ModelProto& model, int threads, const PositionalSink
   ZG_RETURN_IF_ERROR(put(graph_splicer.Rest()));
   ZG_RETURN_IF_ERROR(put(model_splicer.Rest()));
   return ParallelFor(chunks.size(), threads, [&](size_t c) {
-    const std::string bytes = SerializeChunk(fields, appendix, chunks[c]);
+    const std::string bytes = SerializeChunk(fields, node_fields, chunks[c]);
     return sink(chunks[c].offset, AsBytes(bytes));
   });
 }

@@ -7,6 +7,7 @@
 #include <span>
 
 #include "zerograph/core/status.h"
+#include "zerograph/ir/graph.h"
 
 namespace onnx {
 class ModelProto;
@@ -27,12 +28,11 @@ using PositionalSink = std::function<Status(uint64_t offset, std::span<const std
 // other fields in field-number order, as protobuf orders them, then serialize and hand over a
 // chunk of them at a time at its offset: no thread waits for another's bytes, and no copy of the
 // whole model is held. A model or graph with unknown fields (which protobuf writes last) is
-// serialized plainly. `appendix`, when given, adds fields to the model's nodes as if their
-// messages held them after their attributes (Graph::NodeAppendix). `model` is changed during the
-// call only.
-Status SerializeModel(
-    onnx::ModelProto& model, int threads, const PositionalSink& sink,
-    const std::function<std::span<const std::byte>(size_t node)>& appendix = nullptr);
+// serialized plainly. `node_fields`, when given, adds the fields a graph holds for the model's
+// nodes as if their messages held them (Graph::NodeFields). `model` is changed during the call
+// only.
+Status SerializeModel(onnx::ModelProto& model, int threads, const PositionalSink& sink,
+                      const Graph::NodeFields* node_fields = nullptr);
 
 }  // namespace zerograph
 

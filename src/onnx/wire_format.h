@@ -18,7 +18,11 @@ inline constexpr uint32_t kGraphInitializer = 5;
 inline constexpr uint32_t kGraphInput = 11;
 inline constexpr uint32_t kGraphOutput = 12;
 inline constexpr uint32_t kGraphValueInfo = 13;
-// NodeProto's attribute list, after which the writer appends a node's fields from the IR.
+// NodeProto's fields the graph holds instead of the message (its inputs, outputs and name), and
+// its attribute list, after which the writer puts a role set in the IR.
+inline constexpr uint32_t kNodeInput = 1;
+inline constexpr uint32_t kNodeOutput = 2;
+inline constexpr uint32_t kNodeName = 3;
 inline constexpr uint32_t kNodeAttribute = 5;
 
 inline constexpr int kWireVarint = 0;

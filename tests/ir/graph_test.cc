@@ -164,27 +164,32 @@ TEST_F(GraphTest, Attributes) {
   EXPECT_EQ(a_->AttributeNames().size(), 4u);
 }
 
-// The `__op_role` attributes of the model `graph` writes, node by node ("-" where none).
-std::vector<std::string> WrittenRoles(Graph& graph) {
-  std::vector<std::string> roles;
+// The model `graph` writes, with the fields the graph holds for its nodes.
+onnx::ModelProto WrittenModel(Graph& graph) {
+  onnx::ModelProto written;
   const Status status = graph.WithModelProto(
-      nullptr, [&](const onnx::ModelProto& model, const Graph::NodeAppendix& appendix) {
-        for (int i = 0; i < model.graph().node_size(); ++i) {
-          onnx::NodeProto node = model.graph().node(i);
-          if (appendix != nullptr) {
-            const std::span<const std::byte> fields = appendix(static_cast<size_t>(i));
-            EXPECT_TRUE(node.MergeFromString(
-                std::string(reinterpret_cast<const char*>(fields.data()), fields.size())));
-          }
-          std::string role = "-";
-          for (const onnx::AttributeProto& attr : node.attribute()) {
-            if (attr.name() == kOpRoleAttr) role = std::to_string(attr.i());
-          }
-          roles.push_back(role);
+      nullptr, [&](const onnx::ModelProto& model, const Graph::NodeFields& fields) {
+        written = model;
+        for (int i = 0; i < written.graph().node_size(); ++i) {
+          fields.AddTo(static_cast<size_t>(i), *written.mutable_graph()->mutable_node(i));
         }
         return Status::Ok();
       });
   EXPECT_TRUE(status.ok()) << status.ToString();
+  return written;
+}
+
+// The `__op_role` attributes of the model `graph` writes, node by node ("-" where none).
+std::vector<std::string> WrittenRoles(Graph& graph) {
+  std::vector<std::string> roles;
+  const onnx::ModelProto model = WrittenModel(graph);
+  for (const onnx::NodeProto& node : model.graph().node()) {
+    std::string role = "-";
+    for (const onnx::AttributeProto& attr : node.attribute()) {
+      if (attr.name() == kOpRoleAttr) role = std::to_string(attr.i());
+    }
+    roles.push_back(role);
+  }
   return roles;
 }
 
@@ -247,7 +252,7 @@ TEST_F(GraphTest, SetDimParamNamesTheDimEverywhereTheTypeIsWritten) {
   EXPECT_EQ(out->type()->ToString(), "float[?,4]");
   ASSERT_TRUE(graph_
                   .WithModelProto(nullptr,
-                                  [&](const onnx::ModelProto& model, const Graph::NodeAppendix&) {
+                                  [&](const onnx::ModelProto& model, const Graph::NodeFields&) {
                                     const onnx::GraphProto& g = model.graph();
                                     const auto& in = g.input(1).type().tensor_type().shape();
                                     EXPECT_EQ(in.dim(0).dim_param(), "batch");
@@ -277,24 +282,14 @@ TEST_F(GraphTest, ExportFollowsSchedule) {
   graph_.MoveBefore(c_, a_);
   graph_.SetInput(c_, 0, x_);
   std::vector<std::string> exported;
-  ASSERT_TRUE(graph_
-                  .WithModelProto(nullptr,
-                                  [&](const onnx::ModelProto& model, const Graph::NodeAppendix&) {
-                                    for (const auto& node : model.graph().node())
-                                      exported.push_back(node.name() + ":" + node.input(0));
-                                    EXPECT_EQ(model.graph().output(0).name(), "c.out");
-                                    return Status::Ok();
-                                  })
-                  .ok());
+  const onnx::ModelProto model = WrittenModel(graph_);
+  for (const auto& node : model.graph().node()) {
+    exported.push_back(node.name() + ":" + node.input(0));
+  }
+  EXPECT_EQ(model.graph().output(0).name(), "c.out");
   EXPECT_EQ(exported, (std::vector<std::string>{"c:x", "a:x", "b:a.out"}));
   EXPECT_EQ(graph_.num_nodes(), 3u);
-  ASSERT_TRUE(graph_
-                  .WithModelProto(nullptr,
-                                  [&](const onnx::ModelProto& model, const Graph::NodeAppendix&) {
-                                    EXPECT_EQ(model.graph().node_size(), 3);
-                                    return Status::Ok();
-                                  })
-                  .ok());
+  EXPECT_EQ(WrittenModel(graph_).graph().node_size(), 3);
 }
 
 // Adopting values as a node's outputs keeps their readers and graph outputs, drops the
@@ -322,22 +317,22 @@ TEST_F(GraphTest, AdoptAsOutputKeepsReaders) {
   EXPECT_EQ(graph_.FindValue("c.out"), c_out);
   EXPECT_EQ(graph_.outputs()[0], c_out);
   EXPECT_EQ(c_out->type()->dims, (std::vector<int64_t>{2, 2}));
-  ASSERT_TRUE(graph_
-                  .WithModelProto(nullptr,
-                                  [&](const onnx::ModelProto& model, const Graph::NodeAppendix&) {
-                                    const onnx::GraphProto& g = model.graph();
-                                    EXPECT_EQ(g.initializer_size(), 0);
-                                    EXPECT_EQ(g.node(0).output(0), "w");
-                                    EXPECT_EQ(g.node(0).output(1), "c.out");
-                                    // c's value_info entry from before was replaced.
-                                    EXPECT_EQ(g.value_info_size(), 2);
-                                    EXPECT_EQ(g.value_info(0).name(), "w");
-                                    EXPECT_EQ(g.value_info(1).name(), "c.out");
-                                    EXPECT_EQ(g.output(0).type().tensor_type().shape().dim_size(),
-                                              2);
-                                    return Status::Ok();
-                                  })
-                  .ok());
+  {
+    const onnx::ModelProto model = WrittenModel(graph_);
+    const onnx::GraphProto& g = model.graph();
+    EXPECT_EQ(g.initializer_size(), 0);
+    EXPECT_EQ(g.node(0).output(0), "w");
+    EXPECT_EQ(g.node(0).output(1), "c.out");
+    // c keeps its output slot, now an omitted output.
+    ASSERT_EQ(g.node(4).output_size(), 1);
+    EXPECT_EQ(g.node(4).name(), "c");
+    EXPECT_EQ(g.node(4).output(0), "");
+    // c's value_info entry from before was replaced.
+    EXPECT_EQ(g.value_info_size(), 2);
+    EXPECT_EQ(g.value_info(0).name(), "w");
+    EXPECT_EQ(g.value_info(1).name(), "c.out");
+    EXPECT_EQ(g.output(0).type().tensor_type().shape().dim_size(), 2);
+  }
   ASSERT_TRUE(graph_.EraseNode(c_).ok());
   EXPECT_TRUE(Verify(graph_).ok()) << Verify(graph_).message();
 }
@@ -353,20 +348,14 @@ TEST_F(GraphTest, AdoptAsOutputKeepsRecordedType) {
   graph_.AdoptAsOutput(views, c_out);
   EXPECT_EQ(c_out->producer(), views);
   EXPECT_EQ(c_out->type()->dims, (std::vector<int64_t>{2, 2}));
-  ASSERT_TRUE(
-      graph_
-          .WithModelProto(nullptr,
-                          [&](const onnx::ModelProto& model, const Graph::NodeAppendix&) {
-                            const onnx::GraphProto& g = model.graph();
-                            EXPECT_EQ(g.node(0).output(0), "c.out");
-                            EXPECT_EQ(g.value_info_size(), 2);
-                            EXPECT_EQ(g.value_info(0).name(), "a.out");
-                            EXPECT_EQ(g.value_info(1).name(), "c.out");
-                            EXPECT_EQ(g.value_info(1).type().tensor_type().shape().dim_size(), 2);
-                            EXPECT_EQ(g.output(0).type().tensor_type().shape().dim_size(), 2);
-                            return Status::Ok();
-                          })
-          .ok());
+  const onnx::ModelProto model = WrittenModel(graph_);
+  const onnx::GraphProto& g = model.graph();
+  EXPECT_EQ(g.node(0).output(0), "c.out");
+  EXPECT_EQ(g.value_info_size(), 2);
+  EXPECT_EQ(g.value_info(0).name(), "a.out");
+  EXPECT_EQ(g.value_info(1).name(), "c.out");
+  EXPECT_EQ(g.value_info(1).type().tensor_type().shape().dim_size(), 2);
+  EXPECT_EQ(g.output(0).type().tensor_type().shape().dim_size(), 2);
 }
 
 // --- Import from ONNX messages ------------------------------------------------------------------

@@ -1,5 +1,6 @@
 #include "onnx/model_parser.h"
 #include "onnx/model_writer.h"
+#include "onnx/wire_format.h"
 
 #include <algorithm>
 #include <cstddef>
@@ -24,6 +25,7 @@
 #include "zerograph/core/str_cat.h"
 #include "zerograph/ir/graph.h"
 #include "zerograph/onnx/load_model.h"
+#include "zerograph/onnx/save_model.h"
 
 namespace zerograph {
 namespace {
@@ -34,15 +36,37 @@ std::span<const std::byte> AsBytes(const std::string& bytes) {
   return std::as_bytes(std::span(bytes.data(), bytes.size()));
 }
 
-// What ModelParser hands over, put back into one message.
+// What ModelParser hands over, put back into one message. The nodes are awaited and their names
+// read (and put back into the messages they were left out of) a step at a time, as a graph
+// builds itself.
 StatusOr<std::string> ParseAndReassemble(
     std::span<const std::byte> bytes, int threads,
     std::function<void(std::span<const std::byte>)> done_with = nullptr) {
+  constexpr size_t kStep = 1000;
   ZG_ASSIGN_OR_RETURN(std::unique_ptr<ModelParser> parser,
                       ModelParser::Start(bytes, threads, std::move(done_with)));
   ZG_RETURN_IF_ERROR(parser->AwaitSources());
-  ZG_ASSIGN_OR_RETURN(std::span<onnx::NodeProto* const> nodes,
-                      parser->AwaitNodes(parser->num_nodes()));
+  std::span<onnx::NodeProto* const> nodes;
+  NodeNameList names;
+  for (size_t begin = 0; begin < parser->num_nodes(); begin += kStep) {
+    const size_t end = std::min(parser->num_nodes(), begin + kStep);
+    ZG_ASSIGN_OR_RETURN(nodes, parser->AwaitNodes(end));
+    names.clear();
+    parser->ReadNames(begin, end, names);
+    // Copies: a message parsed whole holds its names, and the views then point into it.
+    const std::vector<std::string> values(names.values.begin(), names.values.end());
+    size_t next = 0;
+    for (size_t i = begin; i < end; ++i) {
+      const NodeNameList::Entry& entry = names.nodes[i - begin];
+      const std::string name(entry.name);
+      onnx::NodeProto& node = *nodes[i];
+      node.clear_input();
+      node.clear_output();
+      for (uint32_t k = 0; k < entry.num_inputs; ++k) node.add_input(values[next++]);
+      for (uint32_t k = 0; k < entry.num_outputs; ++k) node.add_output(values[next++]);
+      if (!name.empty()) node.set_name(name);
+    }
+  }
   ZG_RETURN_IF_ERROR(parser->AwaitRest());
   std::unique_ptr<ProtoStore> store = parser->TakeStore();
   parser->Stop();
@@ -161,6 +185,123 @@ TEST(ModelParserTest, NamesTheMessageThatDoesNotParse) {
   }
 }
 
+// One NodeProto field, serialized: the pieces of a node laid out in any order.
+std::string NodeField(const std::function<void(onnx::NodeProto&)>& set) {
+  onnx::NodeProto holder;
+  set(holder);
+  return holder.SerializeAsString();
+}
+
+std::string RoleField() {
+  return NodeField([](onnx::NodeProto& node) {
+    onnx::AttributeProto& role = *node.add_attribute();
+    role.set_name("__op_role");
+    role.set_type(onnx::AttributeProto::INT);
+    role.set_i(0);
+  });
+}
+
+// A model whose nodes lay their names out as protobuf's serializer never does, but any writer
+// may: outputs before inputs, a name given twice (the last wins, even when empty), names after
+// the attributes, an input after an output.
+std::string OddlyLaidOutModel() {
+  auto input = [](const std::string& name) {
+    return NodeField([&](onnx::NodeProto& node) { node.add_input(name); });
+  };
+  auto output = [](const std::string& name) {
+    return NodeField([&](onnx::NodeProto& node) { node.add_output(name); });
+  };
+  auto name = [](const std::string& text) {
+    return NodeField([&](onnx::NodeProto& node) { node.set_name(text); });
+  };
+  auto op = [](const std::string& op_type) {
+    return NodeField([&](onnx::NodeProto& node) { node.set_op_type(op_type); });
+  };
+  const std::string nodes[] = {
+      output("a") + input("x") + name("dropped") + op("Relu") + name("") + RoleField(),
+      op("Neg") + name("first") + RoleField() + input("a") + output("b") + name("b_node") +
+          NodeField([](onnx::NodeProto& node) { node.set_doc_string("doc"); }),
+      input("a") + output("c") + op("Add") + input("b") + RoleField(),
+  };
+  onnx::ModelProto model;
+  model.set_ir_version(8);
+  model.add_opset_import()->set_version(17);
+  onnx::GraphProto graph;
+  graph.set_name("odd");
+  onnx::ValueInfoProto& x = *graph.add_input();
+  x.set_name("x");
+  x.mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+  graph.add_output()->set_name("c");
+  std::string graph_bytes = graph.SerializeAsString();
+  for (const std::string& node : nodes) {
+    AppendVarint(graph_bytes, LengthDelimitedTag(kGraphNode));
+    AppendVarint(graph_bytes, node.size());
+    graph_bytes += node;
+  }
+  std::string bytes = model.SerializeAsString();
+  AppendVarint(bytes, LengthDelimitedTag(kModelGraph));
+  AppendVarint(bytes, graph_bytes.size());
+  return bytes + graph_bytes;
+}
+
+TEST(ModelParserTest, ReadsNamesLaidOutInAnyOrderAsProtobufDoes) {
+  const std::string bytes = OddlyLaidOutModel();
+  onnx::ModelProto model;
+  ASSERT_TRUE(model.ParseFromString(bytes));
+  ASSERT_EQ(model.graph().node_size(), 3);
+  ASSERT_TRUE(model.graph().node(0).has_name());
+  EXPECT_EQ(model.graph().node(0).name(), "");
+  EXPECT_EQ(model.graph().node(1).name(), "b_node");
+  EXPECT_EQ(model.graph().node(2).input(1), "b");
+  for (int threads : {1, 2}) {
+    StatusOr<std::string> parsed = ParseAndReassemble(AsBytes(bytes), threads);
+    ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+    EXPECT_TRUE(*parsed == model.SerializeAsString()) << threads << " threads";
+  }
+
+  // Loaded and saved, the model is what protobuf writes for it.
+  onnx_test::TempFolder folder;
+  const std::string path = folder.Path("odd.onnx");
+  std::ofstream(path, std::ios::binary) << bytes;
+  StatusOr<std::unique_ptr<Graph>> graph = LoadModel(path);
+  ASSERT_TRUE(graph.ok()) << graph.status().ToString();
+  EXPECT_EQ((*graph)->FindValue("b")->producer()->name(), "b_node");
+  const std::string saved = folder.Path("saved.onnx");
+  ASSERT_TRUE(SaveModel(**graph, saved).ok());
+  std::ifstream in(saved, std::ios::binary);
+  EXPECT_TRUE(std::string(std::istreambuf_iterator<char>(in), {}) == model.SerializeAsString());
+}
+
+// The names are most of a parsed node's memory: the graph keeps one copy per value, so the
+// messages go without them.
+TEST(ModelParserTest, LeavesNamesOutOfTheNodesMessages) {
+  const std::string bytes = MixedModel(600, /*unknown_field=*/false);
+  onnx::ModelProto plain;
+  ASSERT_TRUE(plain.ParseFromString(bytes));
+  StatusOr<std::unique_ptr<ModelParser>> parser = ModelParser::Start(AsBytes(bytes), 2);
+  ASSERT_TRUE(parser.ok()) << parser.status().ToString();
+  ASSERT_TRUE((*parser)->AwaitSources().ok());
+  StatusOr<std::span<onnx::NodeProto* const>> nodes = (*parser)->AwaitNodes(600);
+  ASSERT_TRUE(nodes.ok()) << nodes.status().ToString();
+  NodeNameList names;
+  (*parser)->ReadNames(0, 600, names);
+  ASSERT_EQ(names.nodes.size(), 600u);
+  ASSERT_EQ(names.values.size(), 1200u);
+  for (int i = 0; i < 600; ++i) {
+    const onnx::NodeProto& node = *(*nodes)[static_cast<size_t>(i)];
+    EXPECT_EQ(node.input_size() + node.output_size(), 0);
+    EXPECT_FALSE(node.has_name());
+    EXPECT_EQ(node.op_type(), "Relu");
+    const NodeNameList::Entry& entry = names.nodes[static_cast<size_t>(i)];
+    EXPECT_EQ(entry.name, plain.graph().node(i).name());
+    ASSERT_EQ(entry.num_inputs, 1u);
+    ASSERT_EQ(entry.num_outputs, 1u);
+    EXPECT_EQ(names.values[2 * static_cast<size_t>(i)], plain.graph().node(i).input(0));
+    EXPECT_EQ(names.values[2 * static_cast<size_t>(i) + 1], plain.graph().node(i).output(0));
+  }
+  ASSERT_TRUE((*parser)->AwaitRest().ok());
+}
+
 TEST(ModelParserTest, RefusesWhatProtobufRefuses) {
   const std::string bytes = MixedModel(100);
   for (const std::string& bad :
@@ -214,7 +355,7 @@ TEST(ModelParserTest, HandsParsedBytesOverAsItGoes) {
 
 // What SerializeModel hands over, put together.
 StatusOr<std::string> SerializeInPieces(onnx::ModelProto& model, int threads,
-                                        const Graph::NodeAppendix& appendix = nullptr) {
+                                        const Graph::NodeFields* node_fields = nullptr) {
   std::mutex mutex;
   std::string out;
   ZG_RETURN_IF_ERROR(SerializeModel(
@@ -225,7 +366,7 @@ StatusOr<std::string> SerializeInPieces(onnx::ModelProto& model, int threads,
         std::memcpy(out.data() + offset, bytes.data(), bytes.size());
         return Status::Ok();
       },
-      appendix));
+      node_fields));
   return out;
 }
 
@@ -246,19 +387,36 @@ TEST(ModelWriterTest, WritesWhatProtobufWritesOnAnyNumberOfThreads) {
   }
 }
 
-// A node's appendix is written as protobuf writes the node holding those fields: after its
-// attributes, before its doc string and domain.
-TEST(ModelWriterTest, WritesTheAppendixAsIfTheNodesHeldIt) {
+// Node fields held beside the messages, given in wire format.
+class GivenNodeFields final : public Graph::NodeFields {
+ public:
+  explicit GivenNodeFields(size_t nodes) : leads(nodes), appendices(nodes) {}
+  size_t LeadSize(size_t index) const override { return leads[index].size(); }
+  uint8_t* WriteLead(size_t index, uint8_t* out) const override {
+    return std::copy(leads[index].begin(), leads[index].end(), out);
+  }
+  std::span<const std::byte> Appendix(size_t index) const override {
+    return AsBytes(appendices[index]);
+  }
+
+  std::vector<std::string> leads;
+  std::vector<std::string> appendices;
+};
+
+// The fields a graph holds for its nodes are written as protobuf writes the nodes holding them:
+// the names first, a role after the attributes, before the doc string and domain.
+TEST(ModelWriterTest, WritesTheGraphsNodeFieldsAsIfTheNodesHeldThem) {
   for (int nodes : {1, 255, 257, 5000}) {
     for (bool unknown_field : {false, true}) {
-      onnx::ModelProto model;
-      ASSERT_TRUE(model.ParseFromString(MixedModel(nodes, unknown_field)));
-      // Every third node gets a role attribute of its own; every second has later fields.
-      std::vector<std::string> fields(static_cast<size_t>(nodes));
+      onnx::ModelProto holding;
+      ASSERT_TRUE(holding.ParseFromString(MixedModel(nodes, unknown_field)));
+      // Every second node has later fields; every third gets a role attribute of its own.
+      GivenNodeFields fields(static_cast<size_t>(nodes));
       for (int i = 0; i < nodes; ++i) {
+        onnx::NodeProto& node = *holding.mutable_graph()->mutable_node(i);
         if (i % 2 == 0) {
-          model.mutable_graph()->mutable_node(i)->set_doc_string("doc");
-          model.mutable_graph()->mutable_node(i)->set_domain("zerograph.test");
+          node.set_doc_string("doc");
+          node.set_domain("zerograph.test");
         }
         if (i % 3 != 0) continue;
         onnx::NodeProto holder;
@@ -266,18 +424,27 @@ TEST(ModelWriterTest, WritesTheAppendixAsIfTheNodesHeldIt) {
         role.set_name("__op_role_inferred");
         role.set_type(onnx::AttributeProto::INT);
         role.set_i(i);
-        fields[static_cast<size_t>(i)] = holder.SerializeAsString();
-      }
-      const std::string unchanged = model.SerializeAsString();
-      onnx::ModelProto holding = model;
-      for (int i = 0; i < nodes; ++i) {
-        ASSERT_TRUE(holding.mutable_graph()->mutable_node(i)->MergeFromString(
-            fields[static_cast<size_t>(i)]));
+        fields.appendices[static_cast<size_t>(i)] = holder.SerializeAsString();
+        node.MergeFrom(holder);
       }
       const std::string expected = holding.SerializeAsString();
-      auto appendix = [&](size_t node) { return AsBytes(fields[node]); };
+      // The messages without the fields given beside them.
+      onnx::ModelProto model = holding;
+      for (int i = 0; i < nodes; ++i) {
+        onnx::NodeProto& node = *model.mutable_graph()->mutable_node(i);
+        onnx::NodeProto names;
+        *names.mutable_input() = node.input();
+        *names.mutable_output() = node.output();
+        if (!node.name().empty()) names.set_name(node.name());
+        fields.leads[static_cast<size_t>(i)] = names.SerializeAsString();
+        node.clear_input();
+        node.clear_output();
+        if (!node.name().empty()) node.clear_name();
+        if (i % 3 == 0) node.mutable_attribute()->RemoveLast();
+      }
+      const std::string unchanged = model.SerializeAsString();
       for (int threads : {1, 2, 8}) {
-        StatusOr<std::string> written = SerializeInPieces(model, threads, appendix);
+        StatusOr<std::string> written = SerializeInPieces(model, threads, &fields);
         ASSERT_TRUE(written.ok()) << written.status().ToString();
         EXPECT_TRUE(*written == expected) << nodes << " nodes, " << threads << " threads";
         EXPECT_TRUE(model.SerializeAsString() == unchanged);

@@ -85,15 +85,12 @@ std::string TypeText(const Value* value) {
 std::string AssembledModel(Graph& graph) {
   std::string bytes;
   Status status = graph.WithModelProto(
-      Graph::ExternalDataWriter(),
-      [&](const onnx::ModelProto& m, const Graph::NodeAppendix& appendix) {
+      Graph::ExternalDataWriter(), [&](const onnx::ModelProto& m, const Graph::NodeFields& fields) {
         onnx::ModelProto copy = m;
         copy.clear_ir_version();
-        // The roles the IR writes with the nodes (SetRole).
-        for (int i = 0; appendix != nullptr && i < copy.graph().node_size(); ++i) {
-          const std::span<const std::byte> fields = appendix(static_cast<size_t>(i));
-          EXPECT_TRUE(copy.mutable_graph()->mutable_node(i)->MergeFromString(
-              std::string(reinterpret_cast<const char*>(fields.data()), fields.size())));
+        // The names and roles the IR writes with the nodes.
+        for (int i = 0; i < copy.graph().node_size(); ++i) {
+          fields.AddTo(static_cast<size_t>(i), *copy.mutable_graph()->mutable_node(i));
         }
         bytes = copy.SerializeAsString();
         return Status::Ok();

@@ -113,8 +113,11 @@ struct StoredNodeRange {
 //
 // The graph keeps the parsed ONNX messages it was loaded from (in one arena) and edits them in
 // place, so that what a pass does not touch is saved exactly as it was loaded: attributes of every
-// kind, doc strings, functions, unknown fields. Every edit the passes need is O(1) amortized:
-// insert, erase, move, "is A before B", users of a value.
+// kind, doc strings, functions, unknown fields. The names of nodes and of the values they define
+// it holds itself, once each, and writes into the nodes' messages as they are saved
+// (NodeFields): as strings of the messages, a name per use, they were most of a large graph's
+// memory. Every edit the passes need is O(1) amortized: insert, erase, move, "is A before B",
+// users of a value.
 class Graph {
  public:
   // An empty model: IR version 8, no opsets, no nodes.
@@ -263,28 +266,41 @@ class Graph {
   // bytes where the saved model expects them.
   using ExternalDataWriter = std::function<Status(const Tensor&, onnx::TensorProto& copy)>;
 
-  // Fields the IR holds for a node that its message lacks (roles set by SetRole, which go into the
-  // file only: a million attribute messages would be 110 MB), for the writer to write with the
-  // node as if the message held them after its attributes: NodeProto fields in wire format, tags
-  // included, for the model's node `index` (in the model's order); empty for most nodes. Called
-  // from several threads at once.
-  using NodeAppendix = std::function<std::span<const std::byte>(size_t index)>;
+  // The fields of the model's nodes that the graph holds instead of their messages, for the
+  // writer to write as protobuf would if the messages held them: a node's inputs, outputs and
+  // name (fields 1-3, which come before every field a message holds: a message per name would be
+  // most of a large graph's memory), and a role set by SetRole (after the node's attributes: an
+  // attribute message per node would be 110 MB at a million nodes). Indexed by a node's position
+  // in the model; read from several threads at once.
+  class NodeFields {
+   public:
+    virtual ~NodeFields() = default;
+    // Node `index`'s inputs, outputs and name in wire format: their size, and writing them at
+    // `out` (returns the end).
+    virtual size_t LeadSize(size_t index) const = 0;
+    virtual uint8_t* WriteLead(size_t index, uint8_t* out) const = 0;
+    // Fields in wire format that go after node `index`'s attributes; empty for most nodes.
+    virtual std::span<const std::byte> Appendix(size_t index) const = 0;
+    // Adds the fields to `node`, node `index`'s message: what a reader of the file parses.
+    void AddTo(size_t index, onnx::NodeProto& node) const;
+  };
 
   // Assembles the ONNX model in schedule order and hands it to `consume` (which serializes it),
-  // with the fields its nodes' messages lack (NodeAppendix: roles set by SetRole; null when
-  // none). External initializers are passed through `write_external` first. The message is valid
-  // only during the call; `consume` may change it meanwhile (a parallel serializer takes fields
-  // out) if it leaves it as it was.
-  Status WithModelProto(
-      const ExternalDataWriter& write_external,
-      const std::function<Status(onnx::ModelProto&, const NodeAppendix&)>& consume);
+  // with the fields its nodes' messages lack (NodeFields). External initializers are passed
+  // through `write_external` first. The message is valid only during the call; `consume` may
+  // change it meanwhile (a parallel serializer takes fields out) if it leaves it as it was.
+  Status WithModelProto(const ExternalDataWriter& write_external,
+                        const std::function<Status(onnx::ModelProto&, const NodeFields&)>& consume);
 
  private:
   friend class Node;
   Value* NewValue(std::string_view name);
   Node* NewNode();
-  // Gives `node` its message, whose name, op type and domain it then reads without a lookup.
+  // Gives `node` its message, whose op type and domain it then reads without a lookup.
   void AttachProto(Node* node, onnx::NodeProto* proto);
+  // A copy of `name` that lives as long as the graph: the graph, not the nodes' messages, holds
+  // the names of nodes and of the values they define.
+  std::string_view KeepName(std::string_view name);
   // AdoptAsOutput but for the type.
   void MoveDefinition(Node* node, Value* value);
   void LinkAtEnd(Node* node);

@@ -151,7 +151,8 @@ class Node {
   // The ONNX form of an attribute, for kinds without a typed accessor (tensors, graphs, types).
   const onnx::AttributeProto* FindAttribute(std::string_view name) const;
 
-  // The node's ONNX message; its inputs and outputs are refreshed from the IR edges by the writer.
+  // The node's ONNX message, without its name, inputs and outputs: the graph holds those, and
+  // the writer writes them with the message (Graph::NodeFields).
   const onnx::NodeProto& proto() const { return *proto_; }
 
  private:
@@ -167,8 +168,7 @@ class Node {
   // The name's hash, kept by NameIndex while the node is in one.
   uint64_t name_hash_ = 0;
   onnx::NodeProto* proto_ = nullptr;
-  // A view of the proto's name, which never changes once the node exists: reading it here saves
-  // a cache miss on the message per node of a large graph.
+  // Held by the graph, as are its values' names (Graph::KeepName); never changes.
   std::string_view name_;
   // Owned by the graph; shared by every node of the op type, whose domain and op type it holds
   // (few, so they stay cached while passes test the op of every node). Never null.
@@ -185,8 +185,11 @@ class Node {
   int64_t role_bits_ = -1;
   int64_t bucket_ = -1;
   std::string_view stream_;
-  // Set when inputs or outputs changed since the proto's name lists were last written.
-  bool io_dirty_ = false;
+  // The size of the node's inputs, outputs and name in wire format, which the writer needs for
+  // every node (Graph::NodeFields): known from loading, and unknown again after an edit of them.
+  // Computing it reads every input's value, a cache miss each.
+  static constexpr uint32_t kLeadSizeUnknown = UINT32_MAX;
+  uint32_t lead_size_ = kLeadSizeUnknown;
   // Set when role_bits_ holds a role the proto lacks (SetRole).
   bool role_unwritten_ = false;
   bool erased_ = false;
