@@ -43,9 +43,39 @@ std::vector<std::string_view> NamesOf(std::span<const Value* const> values) {
   return names;
 }
 
-// The checks, in chunks of the schedule that threads take in turn. Every error is kept with its
-// chunk, and the first in schedule order is reported, so that the message does not depend on
-// which thread was faster.
+// Runs `check(c)` for every chunk on up to `threads` threads, keeping each chunk's error; returns
+// the first by chunk, so that the message does not depend on which thread was faster.
+template <typename Check>
+Status InChunks(size_t chunks, int threads, const Check& check) {
+  std::vector<Status> errors(chunks);
+  std::atomic<size_t> first_error{chunks};
+  Status ran = ParallelFor(chunks, threads, [&](size_t c) {
+    // A chunk after one that failed cannot change the answer.
+    if (c > first_error.load(std::memory_order_relaxed)) return Status::Ok();
+    errors[c] = check(c);
+    if (!errors[c].ok()) {
+      size_t seen = first_error.load(std::memory_order_relaxed);
+      while (c < seen && !first_error.compare_exchange_weak(seen, c)) {
+      }
+    }
+    return Status::Ok();
+  });
+  ZG_RETURN_IF_ERROR(ran);
+  for (Status& error : errors) {
+    if (!error.ok()) return std::move(error);
+  }
+  return Status::Ok();
+}
+
+// Checks `node` against the contract of its op at the graph's opset, if it has one.
+Status CheckContract(GraphContracts& contracts, const Node& node) {
+  const OpContract* contract = contracts.Find(node);
+  if (contract == nullptr) return Status::Ok();
+  return CheckNodeAgainstContract(node, *contract, AttributeCheck::kRequired);
+}
+
+// The checks, in chunks of the schedule that threads take in turn; the first error in schedule
+// order is reported.
 class Verifier {
  public:
   explicit Verifier(const Graph& graph)
@@ -108,29 +138,6 @@ class Verifier {
   }
 
  private:
-  // Runs `check(c)` for every chunk, keeping each chunk's error; returns the first by chunk.
-  template <typename Check>
-  static Status InChunks(size_t chunks, int threads, const Check& check) {
-    std::vector<Status> errors(chunks);
-    std::atomic<size_t> first_error{chunks};
-    Status ran = ParallelFor(chunks, threads, [&](size_t c) {
-      // A chunk after one that failed cannot change the answer.
-      if (c > first_error.load(std::memory_order_relaxed)) return Status::Ok();
-      errors[c] = check(c);
-      if (!errors[c].ok()) {
-        size_t seen = first_error.load(std::memory_order_relaxed);
-        while (c < seen && !first_error.compare_exchange_weak(seen, c)) {
-        }
-      }
-      return Status::Ok();
-    });
-    ZG_RETURN_IF_ERROR(ran);
-    for (Status& error : errors) {
-      if (!error.ok()) return std::move(error);
-    }
-    return Status::Ok();
-  }
-
   std::span<const Node* const> ChunkOf(size_t c) const {
     const size_t begin = c * kVerifyChunk;
     return std::span(schedule_).subspan(begin, std::min(kVerifyChunk, schedule_.size() - begin));
@@ -203,9 +210,7 @@ class Verifier {
                          output->name(), "' is defined more than once");
         ZG_RETURN_IF_ERROR(CheckUsers(*output));
       }
-      if (const OpContract* contract = contracts.Find(*node)) {
-        ZG_RETURN_IF_ERROR(CheckNodeAgainstContract(*node, *contract, AttributeCheck::kRequired));
-      }
+      ZG_RETURN_IF_ERROR(CheckContract(contracts, *node));
     }
     return Status::Ok();
   }
@@ -232,5 +237,17 @@ class Verifier {
 }  // namespace
 
 Status Verify(const Graph& graph) { return Verifier(graph).Run(); }
+
+Status VerifyContracts(const Graph& graph) {
+  const auto stored = static_cast<size_t>(graph.node_id_bound());
+  const size_t chunks = (stored + kVerifyChunk - 1) / kVerifyChunk;
+  return InChunks(chunks, ThreadsFor(stored, kNodesPerThread), [&](size_t c) {
+    GraphContracts contracts(graph);
+    for (const Node* node : graph.stored_nodes(c, chunks)) {
+      ZG_RETURN_IF_ERROR(CheckContract(contracts, *node));
+    }
+    return Status::Ok();
+  });
+}
 
 }  // namespace zerograph

@@ -212,11 +212,13 @@ StatusOr<std::unique_ptr<Graph>> LoadModelImpl(const std::string& path,
   file.reset();
   ZG_RETURN_IF_ERROR(CheckOpsetImports(*graph));
 
-  // Verify only reads the graph, and so does inferring roles until it writes them: they run at
-  // once, and an error of the roles' comes first, as it would with Verify after loading.
+  // The graph was built edge by edge from the file and is well formed by then (SSA, order,
+  // names); what is left to check is each node against its op contract. That only reads the
+  // graph, and so does inferring roles until it writes them: they run at once, and an error of
+  // the roles' comes first, as it would with the check after loading.
   std::future<Status> verified;
   if (options.verify) {
-    verified = RunOnTheSide([&graph] { return Verify(*graph).WithContext("verifying"); });
+    verified = RunOnTheSide([&graph] { return VerifyContracts(*graph).WithContext("verifying"); });
   }
   auto verify_result = [&] { return verified.valid() ? verified.get() : Status::Ok(); };
 

@@ -13,6 +13,12 @@ class Graph;
 // types of our own `org.zerograph` ops. Returns the first violation, naming the node and value.
 Status Verify(const Graph& graph);
 
+// Checks each node against its op contract (input and output counts, omitted inputs, required
+// attributes and their types), the part of Verify that a graph just loaded can fail: loading
+// builds the graph's edges, names and order itself and refuses a file that breaks them. Returns
+// the first violation in the order the nodes were made.
+Status VerifyContracts(const Graph& graph);
+
 }  // namespace zerograph
 
 #endif  // ZEROGRAPH_IR_VERIFY_H_

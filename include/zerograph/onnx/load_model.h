@@ -14,8 +14,10 @@ namespace zerograph {
 // metadata checked and, where nodes carry no `__op_role`, roles inferred. Every error names the
 // file and the node, value or tensor at fault; bad input is InvalidArgument, NotFound or DataLoss.
 struct LoadOptions {
-  // Also check the graph (Verify) before returning it. The check runs while roles are inferred:
-  // both only read the graph until the roles are written.
+  // Also check the graph before returning it: what Verify checks of a loaded graph, that is each
+  // node against its op contract (VerifyContracts; loading itself refuses broken edges, names and
+  // order). The check runs while roles are inferred: both only read the graph until the roles
+  // are written.
   bool verify = false;
 };
 StatusOr<std::unique_ptr<Graph>> LoadModel(const std::string& path,
