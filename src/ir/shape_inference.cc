@@ -1,9 +1,11 @@
 #include "zerograph/ir/shape_inference.h"
 
+#include <algorithm>
 #include <charconv>
 #include <string_view>
 #include <utility>
 
+#include "core/parallelism.h"
 #include "zerograph/core/str_cat.h"
 #include "zerograph/ir/graph.h"
 #include "zerograph/ir/op_contract.h"
@@ -19,6 +21,10 @@ std::optional<HostValue> InitializerValue(const Value& value) {
   if (!bytes.ok()) return std::nullopt;
   return HostValue{tensor->dtype(), tensor->dims(), *bytes};
 }
+
+// Nodes or initializers KnowableShapes judges per task, and from which a thread pays for its start.
+constexpr size_t kKnowableChunk = 4096;
+constexpr size_t kKnowablePerThread = 50000;
 
 int GraphRanks(const Graph& graph) {
   std::optional<std::string_view> text = graph.GetMetadata("zerograph.nranks");
@@ -113,29 +119,80 @@ StatusOr<InferredShapes> InferShapes(const Graph& graph, int nranks) {
   return shapes;
 }
 
+// Shapes are knowable everywhere except downstream of where they break: a source without a
+// recorded complete type, or an output, without one either, of a node with no contract or with a
+// host-read input that is not an initializer. So each node is judged on its own, on several
+// threads, and only what lies downstream of a break is walked, through the users, stopping at
+// recorded types; in a graph of known ops that is nothing.
 std::vector<char> KnowableShapes(const Graph& graph) {
   std::vector<char> knowable(static_cast<size_t>(graph.value_id_bound()), 0);
-  auto record = [&](const Value& value) {
-    if (RecordedSpec(value)) knowable[static_cast<size_t>(value.id())] = 1;
-  };
-  for (const Value* value : graph.inputs()) record(*value);
-  for (const Value* value : graph.initializers()) record(*value);
-  GraphContracts contracts(graph);
-  for (const Node* node : graph.nodes()) {
-    const OpContract* contract = contracts.Find(*node);
-    bool known = contract != nullptr;
-    for (size_t i = 0; i < node->num_inputs() && known; ++i) {
-      const Value* input = node->input(i);
-      if (input == nullptr) continue;
-      known = knowable[static_cast<size_t>(input->id())] &&
-              (!contract->IsHostInput(i) || InitializerValue(*input).has_value());
+  const std::vector<Value*> initializers = graph.initializers();
+  const size_t stored = static_cast<size_t>(graph.node_id_bound());
+  const size_t initializer_chunks = (initializers.size() + kKnowableChunk - 1) / kKnowableChunk;
+  const size_t node_chunks = (stored + kKnowableChunk - 1) / kKnowableChunk;
+  std::vector<std::vector<const Value*>> breaks(initializer_chunks + node_chunks);
+  auto judge_source = [&](const Value& value, std::vector<const Value*>& found) {
+    if (RecordedSpec(value)) {
+      knowable[static_cast<size_t>(value.id())] = 1;
+    } else {
+      found.push_back(&value);
     }
-    for (const Value* output : node->outputs()) {
-      if (output == nullptr) continue;
-      if (known) {
-        knowable[static_cast<size_t>(output->id())] = 1;
-      } else {
-        record(*output);
+  };
+  // The tasks write distinct bytes of `knowable` (each value has one producer) and their own lists.
+  const Status judged = ParallelFor(
+      breaks.size(), ThreadsFor(stored + initializers.size(), kKnowablePerThread), [&](size_t c) {
+        std::vector<const Value*>& found = breaks[c];
+        if (c < initializer_chunks) {
+          const size_t end = std::min(initializers.size(), (c + 1) * kKnowableChunk);
+          for (size_t i = c * kKnowableChunk; i < end; ++i) judge_source(*initializers[i], found);
+          return Status::Ok();
+        }
+        GraphContracts contracts(graph);
+        for (const Node* node : graph.stored_nodes(c - initializer_chunks, node_chunks)) {
+          const OpContract* contract = contracts.Find(*node);
+          bool known = contract != nullptr;
+          for (size_t i = 0; i < node->num_inputs(); ++i) {
+            const Value* input = node->input(i);
+            if (input == nullptr) continue;
+            if (known && contract->IsHostInput(i)) known = InitializerValue(*input).has_value();
+            // A source that is neither a graph input nor an initializer: a sparse initializer.
+            if (input->producer() == nullptr && !input->is_graph_input() &&
+                input->initializer() == nullptr) {
+              found.push_back(input);
+            }
+          }
+          for (const Value* output : node->outputs()) {
+            if (output == nullptr) continue;
+            if (known || RecordedSpec(*output)) {
+              knowable[static_cast<size_t>(output->id())] = 1;
+            } else {
+              found.push_back(output);
+            }
+          }
+        }
+        return Status::Ok();
+      });
+  ZG_CHECK(judged.ok(), judged.message());
+  std::vector<const Value*> unknowable;
+  for (const Value* value : graph.inputs()) {
+    if (value->initializer() == nullptr) judge_source(*value, unknowable);
+  }
+  for (const std::vector<const Value*>& found : breaks) {
+    unknowable.insert(unknowable.end(), found.begin(), found.end());
+  }
+  if (unknowable.empty()) return knowable;
+  // Downstream of the breaks: an output without a recorded type is unknowable when an input is.
+  std::vector<char> seen(knowable.size(), 0);
+  for (const Value* value : unknowable) seen[static_cast<size_t>(value->id())] = 1;
+  for (size_t next = 0; next < unknowable.size(); ++next) {
+    const Value& value = *unknowable[next];
+    knowable[static_cast<size_t>(value.id())] = 0;
+    for (const Use& use : value.users()) {
+      for (const Value* output : use.node->outputs()) {
+        if (output == nullptr || seen[static_cast<size_t>(output->id())]) continue;
+        if (RecordedSpec(*output)) continue;
+        seen[static_cast<size_t>(output->id())] = 1;
+        unknowable.push_back(output);
       }
     }
   }

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "zerograph/core/str_cat.h"
 #include "zerograph/ir/graph.h"
 
 namespace zerograph {
@@ -94,6 +95,54 @@ TEST_F(ShapeInferenceTest, ShardsFollowTheRanks) {
   EXPECT_EQ(shapes->Find(*shard->output(0))->shape, (Shape{8}));
   EXPECT_EQ(shapes->Find(*gather->output(0))->shape, (Shape{24}));
   EXPECT_FALSE(InferShapes(graph_, /*nranks=*/5).ok());  // 24 does not split into 5
+}
+
+// KnowableShapes, which runs no shape function, knows what InferShapes infers: on chains longer
+// than one of its tasks, broken by a symbolic dimension, an op without a contract and a shape
+// computed at run time, and mended by recorded types further down.
+TEST_F(ShapeInferenceTest, KnowableShapesKnowWhatInferenceInfers) {
+  constexpr int kChainLength = 5000;
+  auto chain = [&](Value* from, const std::string& prefix, int mend_at) {
+    Value* at = from;
+    for (int i = 0; i < kChainLength; ++i) {
+      at = graph_.AddNode("Relu", "", {at}, {StrCat(prefix, i)}, StrCat(prefix, "relu", i))
+               ->output(0);
+      if (i == mend_at) {
+        graph_.SetValueType(at, TensorType{DataType::kFloat32, std::vector<int64_t>{2, 4}});
+      }
+    }
+    return at;
+  };
+  Value* known = chain(Input("x", {2, 4}), "a", -1);
+  Value* symbolic = graph_.AddInput(
+      "s", TensorType{DataType::kFloat32, std::vector<int64_t>{TensorType::kUnknownDim, 4}});
+  Value* mended = chain(symbolic, "b", kChainLength / 2);
+  Value* custom = graph_.AddNode("NoSuchOp", "", {known}, {"c"}, "custom")->output(0);
+  Value* broken = chain(custom, "c", kChainLength - 10);
+  Value* computed_shape = graph_.AddNode("Shape", "", {known}, {"shape"}, "shape")->output(0);
+  Value* reshaped =
+      graph_.AddNode("Reshape", "", {mended, computed_shape}, {"r"}, "reshape")->output(0);
+  graph_.AddNode("Add", "", {known, mended}, {"sum"}, "sum");
+  graph_.AddNode("Add", "", {known, reshaped}, {"late"}, "late");
+  graph_.AddNode("Add", "", {broken, symbolic}, {"mixed"}, "mixed");
+
+  StatusOr<InferredShapes> inferred = InferShapes(graph_);
+  ASSERT_TRUE(inferred.ok()) << inferred.status().ToString();
+  const std::vector<char> knowable = KnowableShapes(graph_);
+  int64_t known_values = 0;
+  int64_t unknown_values = 0;
+  for (const Node* node : graph_.nodes()) {
+    for (const Value* value : node->outputs()) {
+      const bool found = inferred->Find(*value) != nullptr;
+      EXPECT_EQ(static_cast<bool>(knowable[static_cast<size_t>(value->id())]), found)
+          << value->name();
+      ++(found ? known_values : unknown_values);
+    }
+  }
+  // Unknown: the symbolic chain up to its recorded type, the custom op and its chain up to its
+  // recorded type, the reshape and the two adds downstream of a break.
+  EXPECT_EQ(unknown_values, kChainLength / 2 + 1 + (kChainLength - 10) + 1 + 2);
+  EXPECT_EQ(known_values + unknown_values, 3 * kChainLength + 6);
 }
 
 }  // namespace
