@@ -415,11 +415,13 @@ Status RunRewriteGraph(const RewriteGraphOptions& options) {
     control.max_norm = options.clip_grad_norm.value_or(0.0f);
     pipeline.AddPass<GradientControlPass>(control);
   }
+  const std::string rewriting = StrCat("rewriting '", source, "'");
   StatusOr<bool> changed = pipeline.Run(*graph);
-  if (!changed.ok()) {
-    return std::move(changed).status().WithContext(StrCat("rewriting '", source, "'"));
-  }
-  ZG_RETURN_IF_ERROR(CheckHazards(*graph).WithContext(StrCat("rewriting '", source, "'")));
+  if (!changed.ok()) return std::move(changed).status().WithContext(rewriting);
+  // The input was verified when read; what the passes changed is verified and checked for
+  // hazards while it is written, and put in place only if it passes both.
+  const bool check_while_writing = *changed && !options.verify_each_pass;
+  if (!check_while_writing) ZG_RETURN_IF_ERROR(CheckHazards(*graph).WithContext(rewriting));
   if (options.master_weights &&
       std::none_of(sharding->layout().buckets.begin(), sharding->layout().buckets.end(),
                    [](const LayoutManifest::Bucket& b) { return b.master_state >= 0; })) {
@@ -429,19 +431,17 @@ Status RunRewriteGraph(const RewriteGraphOptions& options) {
   if (!options.layout_out.empty()) {
     ZG_RETURN_IF_ERROR(WriteFileAtomically(options.layout_out, sharding->layout().ToJson()));
   }
-  // The input was verified when read; what the passes changed is verified while it is written,
-  // and put in place only if it passes.
-  auto verify_rewrite = [&]() -> Status {
-    Status verified = Verify(*graph);
-    if (verified.ok()) return verified;
-    return InternalError(
-               StrCat("the passes left an invalid graph (--verify-each-pass names the pass): ",
-                      verified.message()))
-        .WithContext(StrCat("rewriting '", source, "'"));
+  auto check_rewrite = [&]() -> Status {
+    if (Status verified = Verify(*graph); !verified.ok()) {
+      return InternalError(
+                 StrCat("the passes left an invalid graph (--verify-each-pass names the pass): ",
+                        verified.message()))
+          .WithContext(rewriting);
+    }
+    return CheckHazards(*graph).WithContext(rewriting);
   };
-  Status saved = *changed && !options.verify_each_pass
-                     ? SaveModel(*graph, options.output, verify_rewrite)
-                     : SaveModel(*graph, options.output);
+  Status saved = check_while_writing ? SaveModel(*graph, options.output, check_rewrite)
+                                     : SaveModel(*graph, options.output);
   if (!saved.ok()) {
     if (!options.layout_out.empty()) std::filesystem::remove(options.layout_out);
     return saved;
