@@ -194,8 +194,8 @@ Status Graph::SetInitializerBytes(Value* value, std::string&& raw_bytes) {
   proto->clear_double_data();
   proto->clear_uint64_data();
   proto->set_raw_data(std::move(raw_bytes));
+  tensor->converted_valid_.store(false, std::memory_order_relaxed);
   tensor->converted_.clear();
-  tensor->converted_valid_ = false;
   return Status::Ok();
 }
 

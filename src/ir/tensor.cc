@@ -1,5 +1,7 @@
 #include "zerograph/ir/tensor.h"
 
+#include <mutex>
+
 #include <onnx/onnx_pb.h>
 
 #include "zerograph/core/num_elements.h"
@@ -48,7 +50,12 @@ StatusOr<std::span<const std::byte>> Tensor::Bytes() const {
                      " bytes of raw data, but its shape and type need ", expected);
     return std::span<const std::byte>(reinterpret_cast<const std::byte*>(raw.data()), raw.size());
   }
-  if (!converted_valid_) {
+  if (!converted_valid_.load(std::memory_order_acquire)) {
+    // One lock for every tensor: few tensors hold typed data, and each converts once.
+    static std::mutex conversion;
+    std::lock_guard<std::mutex> lock(conversion);
+    if (converted_valid_.load(std::memory_order_relaxed))
+      return std::span<const std::byte>(converted_);
     std::vector<std::byte> out;
     out.reserve(expected);
     switch (dtype()) {
@@ -74,7 +81,7 @@ StatusOr<std::span<const std::byte>> Tensor::Bytes() const {
     ZG_RETURN_IF_NOT(out.size() == expected, "tensor '", name(), "' holds ",
                      out.size() / element_size, " typed elements, but its shape needs ", numel());
     converted_ = std::move(out);
-    converted_valid_ = true;
+    converted_valid_.store(true, std::memory_order_release);
   }
   return std::span<const std::byte>(converted_);
 }

@@ -1,6 +1,7 @@
 #ifndef ZEROGRAPH_IR_TENSOR_H_
 #define ZEROGRAPH_IR_TENSOR_H_
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -39,7 +40,8 @@ class Tensor {
   bool is_external() const { return external_file_ != nullptr; }
 
   // The tensor's bytes in ONNX's raw layout (little-endian, row-major). Fails for string tensors
-  // and for typed data whose length does not match the shape.
+  // and for typed data whose length does not match the shape. Safe to call from several threads
+  // (the sweeps that read a graph in parallel read shapes from initializers).
   StatusOr<std::span<const std::byte>> Bytes() const;
 
   // The underlying message (for the ONNX writer).
@@ -52,9 +54,10 @@ class Tensor {
   // For external data: the mapping and this tensor's byte range in it.
   std::shared_ptr<const MappedFile> external_file_;
   std::span<const std::byte> external_bytes_;
-  // Typed data converted to raw bytes on the first Bytes() call.
+  // Typed data converted to raw bytes on the first Bytes() call; `converted_` is written once,
+  // before `converted_valid_` is set.
   mutable std::vector<std::byte> converted_;
-  mutable bool converted_valid_ = false;
+  mutable std::atomic<bool> converted_valid_{false};
 };
 
 }  // namespace zerograph
