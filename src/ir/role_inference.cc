@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <future>
 #include <optional>
 #include <string_view>
 #include <utility>
@@ -38,7 +39,9 @@ std::optional<Shape> RecordedDims(const Value& value) {
 // value_info the contracts' shape inference, run once and only when a node needs it.
 class ShapeComparer {
  public:
-  explicit ShapeComparer(const Graph& graph) : graph_(graph), contracts_(graph) {}
+  // `knowable` is KnowableShapes(graph), computed on another thread meanwhile.
+  ShapeComparer(const Graph& graph, std::future<std::vector<char>> knowable)
+      : graph_(graph), contracts_(graph), knowable_future_(std::move(knowable)) {}
 
   // Whether every output of `node` has the known shape of its input `input` (their dtypes may
   // differ, as a Cast's do).
@@ -49,7 +52,7 @@ class ShapeComparer {
       const std::optional<bool> keeps = contract->keeps_input_shape(node, input);
       if (keeps == false) return false;
       if (keeps == true) {
-        if (!knowable_) knowable_ = KnowableShapes(graph_);
+        if (!knowable_) knowable_ = knowable_future_.get();
         if ((*knowable_)[static_cast<size_t>(in.id())]) return true;
       }
     }
@@ -82,6 +85,7 @@ class ShapeComparer {
 
   const Graph& graph_;
   GraphContracts contracts_;
+  std::future<std::vector<char>> knowable_future_;
   std::optional<std::vector<char>> knowable_;
   std::optional<InferredShapes> inferred_;
 };
@@ -103,6 +107,10 @@ StatusOr<std::vector<int64_t>> InferRoleBits(const Graph& graph, const TrainingS
   ZG_RETURN_IF_NOT(loss->producer() != nullptr, "role inference: loss '", spec.loss,
                    "' is not computed by a node");
 
+  // The walk back below needs to know which shapes can be known: a sweep of its own, made on
+  // another thread while the walks before it run.
+  std::future<std::vector<char>> knowable =
+      RunOnTheSide([&graph] { return KnowableShapes(graph); });
   const auto num_node_ids = static_cast<size_t>(graph.node_id_bound());
   const auto num_value_ids = static_cast<size_t>(graph.value_id_bound());
   constexpr int64_t kUnset = -1;
@@ -160,7 +168,7 @@ StatusOr<std::vector<int64_t>> InferRoleBits(const Graph& graph, const TrainingS
     return value->producer() == nullptr || !IsConstantNode(*value->producer());
   };
 
-  ShapeComparer shapes(graph);
+  ShapeComparer shapes(graph, std::move(knowable));
   // Optimizer: optimizer ops, then, walking back, gradient post-processing. Users come later in
   // the schedule than their producers, so one reverse pass sees every user decided.
   for (const Node* node = graph.last_node(); node != nullptr; node = node->prev()) {
