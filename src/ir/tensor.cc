@@ -54,8 +54,9 @@ StatusOr<std::span<const std::byte>> Tensor::Bytes() const {
     // One lock for every tensor: few tensors hold typed data, and each converts once.
     static std::mutex conversion;
     std::lock_guard<std::mutex> lock(conversion);
-    if (converted_valid_.load(std::memory_order_relaxed))
+    if (converted_valid_.load(std::memory_order_relaxed)) {
       return std::span<const std::byte>(converted_);
+    }
     std::vector<std::byte> out;
     out.reserve(expected);
     switch (dtype()) {
