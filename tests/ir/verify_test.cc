@@ -97,5 +97,28 @@ TEST_F(VerifyTest, ChecksAdamWArity) {
   EXPECT_FALSE(Verify(graph_).ok());
 }
 
+// A loaded graph is checked against the op contracts alone (loading refuses broken edges, names
+// and order itself), on several threads; the first violation in node order is reported.
+TEST_F(VerifyTest, ContractsReportTheFirstViolationInNodeOrder) {
+  constexpr int kNodes = 120000;  // enough chunks for every thread there is
+  Value* value = Input("x");
+  std::vector<Node*> chain;
+  for (int i = 0; i < kNodes; ++i) {
+    chain.push_back(
+        graph_.AddNode("Neg", "", {value}, {"v" + std::to_string(i)}, "n" + std::to_string(i)));
+    value = chain.back()->output(0);
+  }
+  ASSERT_TRUE(VerifyContracts(graph_).ok());
+  // Neg takes one input: two nodes given a second, the later one in a later chunk.
+  graph_.AppendInput(chain[110000], chain[0]->output(0));
+  graph_.AppendInput(chain[60000], chain[0]->output(0));
+  for (int run = 0; run < 5; ++run) {
+    Status status = VerifyContracts(graph_);
+    ASSERT_FALSE(status.ok());
+    EXPECT_NE(status.message().find("'n60000'"), std::string_view::npos) << status.message();
+  }
+  EXPECT_FALSE(Verify(graph_).ok());  // Verify checks the contracts too
+}
+
 }  // namespace
 }  // namespace zerograph
