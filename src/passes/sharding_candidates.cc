@@ -19,6 +19,8 @@ constexpr size_t kNodesPerThread = 100'000;
 // Slices are claimed one at a time, as the work is uneven: a training graph has its optimizer
 // nodes together, at the end.
 constexpr size_t kNodesPerSlice = 10'000;
+// A thread reading what the candidates need pays for its start from this many candidates on.
+constexpr size_t kCandidatesPerThread = 10'000;
 
 std::string_view DtypeName(const Value* value) {
   return DataTypeName(value == nullptr ? DataType::kUndefined : value->dtype());
@@ -171,9 +173,6 @@ void CandidateSweep::SweepSlices() {
 
 void CandidateSweep::SweepSlice(size_t index) {
   Slice& slice = slices_[index];
-  StepConstantCache step_constants;  // nothing is edited while sweeping
-  std::unordered_map<std::string, int64_t> key_ids;
-  std::string key;
   for (Node* node : graph_.stored_nodes(index, slices_.size())) {
     if (IsCollective(*node)) {
       slice.status = InvalidArgumentError(StrCat("the graph is already rewritten: node '",
@@ -195,15 +194,25 @@ void CandidateSweep::SweepSlice(size_t index) {
       c.slot = std::move(slot);
       c.optimizer = node;
       c.signature = *signature;
-      GradientChain chain = FindGradientChain(*c.slot.grad, &step_constants);
-      c.ready = chain.backward_op != nullptr ? chain.backward_op : c.slot.grad->producer();
-      c.whole_reason = WholeReason(c);
-      if (c.whole_reason.empty()) ReadShardable(c);
-      CombineKey(c, key);
-      auto [id, added] = key_ids.try_emplace(key, static_cast<int64_t>(key_ids.size()));
-      if (added) slice.keys.push_back(key);
-      c.key = id->second;
     }
+  }
+}
+
+void CandidateSweep::ReadCandidates(std::span<Candidate* const> part,
+                                    std::vector<std::string>& keys) {
+  StepConstantCache step_constants;  // nothing is edited while reading
+  std::unordered_map<std::string, int64_t> key_ids;
+  std::string key;
+  for (Candidate* candidate : part) {
+    Candidate& c = *candidate;
+    GradientChain chain = FindGradientChain(*c.slot.grad, &step_constants);
+    c.ready = chain.backward_op != nullptr ? chain.backward_op : c.slot.grad->producer();
+    c.whole_reason = WholeReason(c);
+    if (c.whole_reason.empty()) ReadShardable(c);
+    CombineKey(c, key);
+    auto [id, added] = key_ids.try_emplace(key, static_cast<int64_t>(key_ids.size()));
+    if (added) keys.push_back(key);
+    c.key = id->second;
   }
 }
 
@@ -216,18 +225,9 @@ StatusOr<CandidateSweep::Found> CandidateSweep::Finish() {
   size_t count = 0;
   for (const Slice& slice : slices_) count += slice.candidates.size();
   found.candidates.reserve(count);
-  std::unordered_map<std::string, int64_t> key_ids;
-  std::vector<int64_t> ids;
   for (Slice& slice : slices_) {
     ZG_RETURN_IF_ERROR(slice.status);
-    ids.clear();
-    for (std::string& key : slice.keys) {
-      ids.push_back(key_ids.try_emplace(std::move(key), key_ids.size()).first->second);
-    }
-    for (Candidate& c : slice.candidates) {
-      c.key = ids[static_cast<size_t>(c.key)];
-      found.candidates.push_back(&c);
-    }
+    for (Candidate& c : slice.candidates) found.candidates.push_back(&c);
     found.other_optimize_nodes.insert(found.other_optimize_nodes.end(),
                                       slice.other_optimize_nodes.begin(),
                                       slice.other_optimize_nodes.end());
@@ -241,6 +241,31 @@ StatusOr<CandidateSweep::Found> CandidateSweep::Finish() {
   }
   std::sort(found.other_optimize_nodes.begin(), found.other_optimize_nodes.end(),
             [](const Node* a, const Node* b) { return a->IsBefore(*b); });
+
+  // What each candidate needs is read in parts of the candidates, not of the nodes: one optimizer
+  // node may update every parameter of the model. Keys are numbered per part, then across them.
+  const int threads = ThreadsFor(found.candidates.size(), kCandidatesPerThread);
+  const auto parts = static_cast<size_t>(threads);
+  const std::span<Candidate* const> candidates = found.candidates;
+  auto part_of = [&](size_t part) {
+    const size_t begin = candidates.size() * part / parts;
+    return candidates.subspan(begin, candidates.size() * (part + 1) / parts - begin);
+  };
+  std::vector<std::vector<std::string>> part_keys(parts);
+  const Status read = ParallelFor(parts, threads, [&](size_t part) {
+    ReadCandidates(part_of(part), part_keys[part]);
+    return Status::Ok();
+  });
+  ZG_CHECK(read.ok(), "reading candidates cannot fail: ", read.ToString());
+  std::unordered_map<std::string, int64_t> key_ids;
+  std::vector<int64_t> ids;
+  for (size_t part = 0; part < parts; ++part) {
+    ids.clear();
+    for (std::string& key : part_keys[part]) {
+      ids.push_back(key_ids.try_emplace(std::move(key), key_ids.size()).first->second);
+    }
+    for (Candidate* c : part_of(part)) c->key = ids[static_cast<size_t>(c->key)];
+  }
 
   // By value id: the optimizer node that reads it as a gradient / updates it as a parameter.
   std::vector<const Node*> optimizer_of_grad(static_cast<size_t>(graph_.value_id_bound()));

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cstdint>
 #include <deque>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -46,9 +47,10 @@ struct Candidate {
 
 // Finds every parameter update of a graph. The sweep only reads the graph, so it runs on other
 // threads from construction on, while the caller does other reading (the training spec); Finish
-// joins in. The nodes are read in memory order, in slices claimed one at a time, and on a large
-// graph this is most of what finding the candidates costs: per parameter, the optimizer node, its
-// tensors and their messages, and the gradient's chain, each a cache miss or more.
+// joins in. The nodes are read in memory order, in slices claimed one at a time, for their
+// optimizer slots; what each parameter needs (its tensors and their messages, the gradient's
+// chain, each a cache miss or more: most of what finding the candidates costs on a large graph)
+// is read in Finish, in parts of the candidates, as one optimizer node may hold them all.
 class CandidateSweep {
  public:
   explicit CandidateSweep(const Graph& graph);
@@ -73,13 +75,15 @@ class CandidateSweep {
     // A deque: candidates are large, and are not moved as more come.
     std::deque<Candidate> candidates;
     std::vector<Node*> other_optimize_nodes;
-    // Candidate keys index these, the distinct keys met in the slice.
-    std::vector<std::string> keys;
     Status status;
   };
 
   void SweepSlices();
+  // Finds the slice's optimizer nodes and makes a candidate of each slot.
   void SweepSlice(size_t index);
+  // Fills in the rest of each candidate of `part`; the keys index `keys`, the distinct keys met
+  // in the part.
+  static void ReadCandidates(std::span<Candidate* const> part, std::vector<std::string>& keys);
 
   const Graph& graph_;
   std::vector<Slice> slices_;

@@ -408,6 +408,36 @@ TEST(ShardingStage1Test, LargeGraphMadeOutOfScheduleOrder) {
   }
 }
 
+// One optimizer node updating enough parameters that what each needs is read on several threads,
+// in parts of the parameters that each meet the two dtypes in their own order: every parameter
+// still lands in the bucket of its dtype, in parameter order.
+TEST(ShardingStage1Test, ManyParametersOfOneOptimizerNodeGoByTheirKeys) {
+  constexpr int kParams = 30'000;
+  ToyConfig config;
+  config.adamw = false;
+  // Runs of 5000 of each dtype, so that parts starting anywhere disagree on which comes first.
+  auto is_half = [](int i) { return (i / 5000) % 2 == 1; };
+  for (int i = 0; i < kParams; ++i) {
+    config.params.push_back({StrCat(is_half(i) ? "h" : "f", i),
+                             is_half(i) ? DataType::kFloat16 : DataType::kFloat32, 4, i % 4});
+  }
+  auto graph = BuildToyTrainingGraph(config);
+  Rewrite rewrite = Shard(*graph, 2);
+  ASSERT_TRUE(rewrite.status.ok()) << rewrite.status.ToString();
+  ASSERT_EQ(rewrite.layout.buckets.size(), 2u);
+  for (const LayoutManifest::Bucket& bucket : rewrite.layout.buckets) {
+    const bool half = bucket.dtype == DataType::kFloat16;
+    ASSERT_EQ(bucket.params.size(), static_cast<size_t>(kParams / 2));
+    int last = -1;
+    for (const LayoutManifest::Param& param : bucket.params) {
+      ASSERT_EQ(param.name[0], half ? 'h' : 'f') << param.name;
+      const int index = std::stoi(param.name.substr(1));
+      ASSERT_GT(index, last) << param.name;
+      last = index;
+    }
+  }
+}
+
 // Rewriting a rewritten graph again is refused.
 TEST(ShardingStage1Test, RejectsRewrittenGraph) {
   auto graph = Demo();
