@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <future>
 #include <optional>
+#include <span>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -98,13 +99,13 @@ bool IsConstantNode(const Node& node) {
   return (node.domain().empty() || node.domain() == "ai.onnx") && node.op_type() == "Constant";
 }
 
-}  // namespace
-
-StatusOr<std::vector<int64_t>> InferRoleBits(const Graph& graph, const TrainingSpec& spec) {
-  const Value* loss = graph.FindValue(spec.loss);
-  ZG_RETURN_IF_NOT(loss != nullptr, "role inference: loss '", spec.loss,
+// InferRoleBits, with the state binding's old values (null where a name is unknown).
+StatusOr<std::vector<int64_t>> InferRoleBitsOf(const Graph& graph, std::string_view loss_name,
+                                               std::span<const Value* const> bound_states) {
+  const Value* loss = graph.FindValue(loss_name);
+  ZG_RETURN_IF_NOT(loss != nullptr, "role inference: loss '", loss_name,
                    "' is no value of the graph");
-  ZG_RETURN_IF_NOT(loss->producer() != nullptr, "role inference: loss '", spec.loss,
+  ZG_RETURN_IF_NOT(loss->producer() != nullptr, "role inference: loss '", loss_name,
                    "' is not computed by a node");
 
   // The walk back below needs to know which shapes can be known: a sweep of its own, made on
@@ -154,12 +155,7 @@ StatusOr<std::vector<int64_t>> InferRoleBits(const Graph& graph, const TrainingS
       }
     }
   }
-  // Looked up in bulk, which overlaps the lookups' cache misses (a state binding may name every
-  // parameter and state of the model).
-  std::vector<std::string_view> bound_names;
-  bound_names.reserve(spec.state_binding.size());
-  for (const auto& binding : spec.state_binding) bound_names.push_back(binding.second);
-  for (const Value* old_value : graph.FindValues(bound_names)) {
+  for (const Value* old_value : bound_states) {
     if (old_value != nullptr) is_state[old_value->id()] = true;
   }
   auto is_dynamic = [&](const Value* value) {
@@ -206,6 +202,22 @@ StatusOr<std::vector<int64_t>> InferRoleBits(const Graph& graph, const TrainingS
     if (keeps_shape) role = static_cast<int64_t>(OpRole::kOptimize);
   }
   return roles;
+}
+
+}  // namespace
+
+StatusOr<std::vector<int64_t>> InferRoleBits(const Graph& graph, const TrainingSpec& spec) {
+  // Looked up in bulk, which overlaps the lookups' cache misses (a state binding may name every
+  // parameter and state of the model).
+  std::vector<std::string_view> bound_names;
+  bound_names.reserve(spec.state_binding.size());
+  for (const auto& binding : spec.state_binding) bound_names.push_back(binding.second);
+  const std::vector<Value*> bound_states = graph.FindValues(bound_names);
+  return InferRoleBitsOf(graph, spec.loss, bound_states);
+}
+
+StatusOr<std::vector<int64_t>> InferRoleBits(const Graph& graph, const ResolvedTrainingSpec& spec) {
+  return InferRoleBitsOf(graph, spec.spec.loss, spec.binding_old_values);
 }
 
 Status WriteMissingRoles(Graph& graph, std::span<const int64_t> role_bits) {

@@ -231,11 +231,24 @@ std::optional<std::vector<std::pair<std::string_view, std::string_view>>> ScanPl
   return entries;
 }
 
+// Where ReadStateBinding puts what it reads: the names into the spec when `keep`, the values
+// into the vectors given.
+struct BindingSink {
+  bool keep = true;
+  std::vector<const Value*>* new_values = nullptr;
+  std::vector<const Value*>* old_values = nullptr;
+
+  void Add(const Value* new_value, const Value* old_value) const {
+    if (new_values != nullptr) new_values->push_back(new_value);
+    if (old_values != nullptr) old_values->push_back(old_value);
+  }
+};
+
 // Reads a plain binding (ScanPlainBinding) whose every entry is valid; returns false, changing
 // nothing, otherwise. The names are looked up in bulk, and the checks for a key or an initializer
 // named twice mark value ids (names and values correspond one to one).
-bool ReadPlainStateBinding(const Graph& graph, std::string_view text, bool keep, TrainingSpec& spec,
-                           std::vector<const Value*>* new_values) {
+bool ReadPlainStateBinding(const Graph& graph, std::string_view text, const BindingSink& sink,
+                           TrainingSpec& spec) {
   std::optional<std::vector<std::pair<std::string_view, std::string_view>>> entries =
       ScanPlainBinding(text);
   if (!entries) return false;
@@ -260,23 +273,23 @@ bool ReadPlainStateBinding(const Graph& graph, std::string_view text, bool keep,
     if (new_seen || target_seen) return false;
     new_seen = target_seen = 1;
   }
-  if (!keep) return true;
+  for (std::vector<const Value*>* list : {sink.new_values, sink.old_values}) {
+    if (list != nullptr) list->reserve(entries->size());
+  }
+  for (size_t k = 0; k < entries->size(); ++k) sink.Add(values[2 * k], values[2 * k + 1]);
+  if (!sink.keep) return true;
   spec.state_binding.reserve(entries->size());
   for (const auto& [new_name, old_name] : *entries) {
     spec.state_binding.emplace_back(std::string(new_name), std::string(old_name));
   }
-  if (new_values != nullptr) {
-    new_values->reserve(entries->size());
-    for (size_t k = 0; k < entries->size(); ++k) new_values->push_back(values[2 * k]);
-  }
   return true;
 }
 
-// Reads the binding into `spec.state_binding`, or with `keep` false only checks it. When kept,
-// `new_values` (if given) receives each entry's new value.
-Status ReadStateBinding(const Graph& graph, std::string_view text, bool keep, TrainingSpec& spec,
-                        std::vector<const Value*>* new_values) {
-  if (ReadPlainStateBinding(graph, text, keep, spec, new_values)) return Status::Ok();
+// Reads the binding: its names into `spec.state_binding` and its values as `sink` asks, or with
+// neither asked only checks it.
+Status ReadStateBinding(const Graph& graph, std::string_view text, const BindingSink& sink,
+                        TrainingSpec& spec) {
+  if (ReadPlainStateBinding(graph, text, sink, spec)) return Status::Ok();
   // The general reader: any JSON, and the error that names what is wrong.
   const std::string_view key = kStateBindingKey;
   ZG_RETURN_IF_ERROR(CheckJson(text, MetadataName(key)));
@@ -299,8 +312,8 @@ Status ReadStateBinding(const Graph& graph, std::string_view text, bool keep, Tr
                      "' replaces '", old_name, "', which is not an initializer");
     ZG_RETURN_IF_NOT(targets.insert(old_name).second, "metadata '", key, "': initializer '",
                      old_name, "' is replaced by two values");
-    spec.state_binding.emplace_back(std::move(new_name), std::move(old_name));
-    if (new_values != nullptr) new_values->push_back(new_value);
+    sink.Add(new_value, old_value);
+    if (sink.keep) spec.state_binding.emplace_back(std::move(new_name), std::move(old_name));
   }
   return Status::Ok();
 }
@@ -341,11 +354,9 @@ Status ReadNranks(std::string_view text, TrainingSpec& spec) {
   return Status::Ok();
 }
 
-// ReadTrainingSpec, leaving the state binding out when `keep_binding` is false; `new_values` as
-// for ReadStateBinding.
-StatusOr<std::optional<TrainingSpec>> ReadSpec(const Graph& graph, bool keep_binding,
-                                               std::vector<const Value*>* new_values = nullptr) {
-  std::optional<std::string_view> version, loss, inputs, binding, nranks, layout, loss_scaling;
+// ReadTrainingSpec, the state binding read as `binding` asks.
+StatusOr<std::optional<TrainingSpec>> ReadSpec(const Graph& graph, const BindingSink& binding) {
+  std::optional<std::string_view> version, loss, inputs, binding_text, nranks, layout, loss_scaling;
   bool any = false;
   for (const auto& [key, text] : graph.metadata()) {
     if (!key.starts_with(kPrefix)) continue;
@@ -357,7 +368,7 @@ StatusOr<std::optional<TrainingSpec>> ReadSpec(const Graph& graph, bool keep_bin
     } else if (key == kInputsKey) {
       inputs = text;
     } else if (key == kStateBindingKey) {
-      binding = text;
+      binding_text = text;
     } else if (key == kNranksKey) {
       nranks = text;
     } else if (key == kLayoutKey) {
@@ -390,9 +401,7 @@ StatusOr<std::optional<TrainingSpec>> ReadSpec(const Graph& graph, bool keep_bin
                    spec.loss, "' must be a float scalar, is ", TypeText(*loss_value));
 
   if (inputs) ZG_RETURN_IF_ERROR(ReadInputs(graph, *inputs, spec));
-  if (binding) {
-    ZG_RETURN_IF_ERROR(ReadStateBinding(graph, *binding, keep_binding, spec, new_values));
-  }
+  if (binding_text) ZG_RETURN_IF_ERROR(ReadStateBinding(graph, *binding_text, binding, spec));
   if (nranks) ZG_RETURN_IF_ERROR(ReadNranks(*nranks, spec));
   if (loss_scaling) ZG_RETURN_IF_ERROR(ReadLossScaling(graph, *loss_scaling, spec));
   if (layout) {
@@ -405,20 +414,24 @@ StatusOr<std::optional<TrainingSpec>> ReadSpec(const Graph& graph, bool keep_bin
 }  // namespace
 
 StatusOr<std::optional<TrainingSpec>> ReadTrainingSpec(const Graph& graph) {
-  return ReadSpec(graph, /*keep_binding=*/true);
+  return ReadSpec(graph, BindingSink{});
 }
 
-StatusOr<std::optional<ResolvedTrainingSpec>> ReadResolvedTrainingSpec(const Graph& graph) {
+StatusOr<std::optional<ResolvedTrainingSpec>> ReadResolvedTrainingSpec(const Graph& graph,
+                                                                       bool binding_names) {
   ResolvedTrainingSpec resolved;
   ZG_ASSIGN_OR_RETURN(std::optional<TrainingSpec> spec,
-                      ReadSpec(graph, /*keep_binding=*/true, &resolved.binding_new_values));
+                      ReadSpec(graph, BindingSink{.keep = binding_names,
+                                                  .new_values = &resolved.binding_new_values,
+                                                  .old_values = &resolved.binding_old_values}));
   if (!spec) return std::optional<ResolvedTrainingSpec>();
   resolved.spec = std::move(*spec);
   return std::optional<ResolvedTrainingSpec>(std::move(resolved));
 }
 
 StatusOr<bool> CheckTrainingSpec(const Graph& graph) {
-  ZG_ASSIGN_OR_RETURN(std::optional<TrainingSpec> spec, ReadSpec(graph, /*keep_binding=*/false));
+  ZG_ASSIGN_OR_RETURN(std::optional<TrainingSpec> spec,
+                      ReadSpec(graph, BindingSink{.keep = false}));
   return spec.has_value();
 }
 

@@ -234,7 +234,8 @@ StatusOr<std::unique_ptr<Graph>> LoadModelImpl(const std::string& path,
     ZG_RETURN_IF_ERROR(graph_checked);
     return graph;
   }
-  StatusOr<std::optional<TrainingSpec>> spec = ReadTrainingSpec(*graph);
+  StatusOr<std::optional<ResolvedTrainingSpec>> spec =
+      ReadResolvedTrainingSpec(*graph, /*binding_names=*/false);
   StatusOr<std::vector<int64_t>> roles = std::vector<int64_t>();
   if (spec.ok() && spec->has_value()) roles = InferRoleBits(*graph, **spec);
   const Status graph_checked = verify_result();

@@ -110,6 +110,26 @@ TEST(TrainingSpecTest, BindingSpellingsReadAlike) {
   }
 }
 
+// The resolved spec gives each binding entry's values, from either reader, with or without
+// copying the names.
+TEST(TrainingSpecTest, ResolvedBindingGivesTheValues) {
+  for (const char* text : {R"({"w.new":"w"})", R"({"w\u002enew": "w"})"}) {
+    for (const bool names : {true, false}) {
+      std::unique_ptr<Graph> graph = MakeGraph();
+      SetGoodMetadata(*graph);
+      graph->SetMetadata("zerograph.state_binding", text);
+      StatusOr<std::optional<ResolvedTrainingSpec>> resolved =
+          ReadResolvedTrainingSpec(*graph, names);
+      ASSERT_TRUE(resolved.ok()) << text << ": " << resolved.status().ToString();
+      const ResolvedTrainingSpec& spec = **resolved;
+      EXPECT_EQ(spec.binding_new_values, std::vector<const Value*>{graph->FindValue("w.new")});
+      EXPECT_EQ(spec.binding_old_values, std::vector<const Value*>{graph->FindValue("w")});
+      EXPECT_EQ(spec.spec.state_binding.size(), names ? 1u : 0u) << text;
+      EXPECT_EQ(spec.spec.loss, "loss");
+    }
+  }
+}
+
 // What WriteTrainingSpec writes, ReadTrainingSpec reads back unchanged.
 TEST(TrainingSpecTest, WriteThenReadRoundTrips) {
   std::unique_ptr<Graph> graph = MakeGraph();

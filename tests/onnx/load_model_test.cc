@@ -356,6 +356,44 @@ TEST_F(LoadModelTest, InfersRolesOfTrainingGraph) {
   }
 }
 
+// Loading infers roles with the state binding: an initializer it names as replaced is state, so
+// a gradient scaled by it has two dynamic inputs and stays backward, while the same scale as a
+// constant makes the scaling gradient post-processing (optimizer).
+TEST_F(LoadModelTest, InfersRolesWithTheStateBinding) {
+  for (const bool decay_is_state : {true, false}) {
+    StatusOr<onnx::ModelProto> model = ParseModelText(R"(
+      <ir_version: 8, opset_import: ["" : 17, "org.zerograph" : 1]>
+      g (float[2] x, float lr) => (float loss, float[2] w_new, float[1] decay_new)
+      <float[2] w = {1.0, 1.0}, float[1] decay = {1.0}, float[1] half = {0.5}>
+      {
+        loss = ReduceSum<keepdims = 0>(x)
+        graw = Mul(x, loss)
+        gscaled = Mul(graw, decay)
+        w_new = org.zerograph.SGD(lr, w, gscaled)
+        decay_new = Mul(decay, half)
+      }
+    )");
+    ASSERT_TRUE(model.ok()) << model.status().ToString();
+    const char* binding =
+        decay_is_state ? R"({"w_new":"w","decay_new":"decay"})" : R"({"w_new":"w"})";
+    for (auto [key, value] :
+         {std::pair{"zerograph.format_version", "1"}, std::pair{"zerograph.loss", "loss"},
+          std::pair{"zerograph.inputs", R"({"data": ["x"], "lr": "lr"})"},
+          std::pair{"zerograph.state_binding", binding}}) {
+      onnx::StringStringEntryProto* entry = model->add_metadata_props();
+      entry->set_key(key);
+      entry->set_value(value);
+    }
+    const std::string path = folder_.Path("train.onnx");
+    ASSERT_TRUE(WriteModelFile(*model, path).ok());
+    StatusOr<std::unique_ptr<Graph>> graph = LoadModel(path, {.verify = true});
+    ASSERT_TRUE(graph.ok()) << graph.status().ToString();
+    const Node* scaling = (*graph)->FindValue("gscaled")->producer();
+    ASSERT_TRUE(scaling->has_role());
+    EXPECT_EQ(scaling->role(), decay_is_state ? OpRole::kBackward : OpRole::kOptimize);
+  }
+}
+
 // A plain inference model keeps its nodes unannotated.
 TEST_F(LoadModelTest, LeavesRolesOfPlainModelUnset) {
   const std::string path = WriteModelText(R"(

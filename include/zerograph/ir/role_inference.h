@@ -11,6 +11,7 @@
 namespace zerograph {
 
 class Graph;
+struct ResolvedTrainingSpec;
 struct TrainingSpec;
 
 // The role each node would have without `__op_role` (docs/formats.md, "Training graph"), indexed by
@@ -27,6 +28,8 @@ struct TrainingSpec;
 // Returns the raw role bits; linear time. Fails when shape inference finds the graph inconsistent,
 // naming the node.
 StatusOr<std::vector<int64_t>> InferRoleBits(const Graph& graph, const TrainingSpec& spec);
+// The same from a spec whose binding is resolved (its names may be left out): what loading uses.
+StatusOr<std::vector<int64_t>> InferRoleBits(const Graph& graph, const ResolvedTrainingSpec& spec);
 
 // Gives every node without `__op_role` its role from `role_bits` (InferRoleBits's answer), written
 // as `__op_role`.

@@ -45,16 +45,20 @@ struct TrainingSpec {
 // naming the key.
 StatusOr<std::optional<TrainingSpec>> ReadTrainingSpec(const Graph& graph);
 
-// A training spec and, for each state_binding entry, the value it names as new
-// (binding_new_values[k] for state_binding[k]). A pass that edits the graph and then rewrites the
-// binding uses the values, resolved once: a large model's binding names a million of them.
+// A training spec and, for each state_binding entry k, the value it names as new and the
+// initializer it replaces (binding_new_values[k], binding_old_values[k]). A pass that edits the
+// graph and then rewrites the binding uses the values, resolved once: a large model's binding
+// names a million of them.
 struct ResolvedTrainingSpec {
   TrainingSpec spec;
   std::vector<const Value*> binding_new_values;
+  std::vector<const Value*> binding_old_values;
 };
 
-// ReadTrainingSpec, with the binding's new values.
-StatusOr<std::optional<ResolvedTrainingSpec>> ReadResolvedTrainingSpec(const Graph& graph);
+// ReadTrainingSpec, with the binding's values. With `binding_names` false, spec.state_binding is
+// left empty: a reader that needs only the values (role inference) is spared copying the names.
+StatusOr<std::optional<ResolvedTrainingSpec>> ReadResolvedTrainingSpec(const Graph& graph,
+                                                                       bool binding_names = true);
 
 // Checks the metadata as ReadTrainingSpec does, with the same errors, without building the spec;
 // returns whether there is any. Loading a graph calls it when it needs no spec: the state binding
