@@ -8,6 +8,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "fuzz_target.h"
 #include "zerograph/ir/graph.h"
@@ -39,7 +40,19 @@ Status RunOne(std::span<const uint8_t> input) {
   // The check and the read must agree on what is there.
   ZG_CHECK(has_spec == resolved.has_value(), "fuzz: CheckTrainingSpec and ReadTrainingSpec differ");
   if (!resolved) return Status();
-  ZG_RETURN_IF_ERROR(InferRoleBits(graph, resolved->spec).status());
+  // Loading reads the binding's values alone: they, and the roles inferred from them, must be
+  // what the names give.
+  StatusOr<std::optional<ResolvedTrainingSpec>> values_only =
+      ReadResolvedTrainingSpec(graph, /*binding_names=*/false);
+  ZG_CHECK(values_only.ok() && values_only->has_value() &&
+               (*values_only)->binding_new_values == resolved->binding_new_values &&
+               (*values_only)->binding_old_values == resolved->binding_old_values,
+           "fuzz: the binding's values differ when its names are left out");
+  StatusOr<std::vector<int64_t>> by_names = InferRoleBits(graph, resolved->spec);
+  StatusOr<std::vector<int64_t>> by_values = InferRoleBits(graph, **values_only);
+  ZG_CHECK(by_names.ok() == by_values.ok() && (!by_names.ok() || *by_names == *by_values),
+           "fuzz: roles inferred from the binding's names and from its values differ");
+  ZG_RETURN_IF_ERROR(by_names.status());
   return InferMissingRoles(graph, resolved->spec);
 }
 
