@@ -15,6 +15,18 @@ class VerifyTest : public ::testing::Test {
   Value* Input(const std::string& name) {
     return graph_.AddInput(name, TensorType{DataType::kFloat32, std::vector<int64_t>{8}});
   }
+  // A chain of `length` Neg nodes n0, n1, ... from input x: enough nodes for every thread there
+  // is to check chunks of them.
+  std::vector<Node*> NegChain(int length) {
+    Value* value = Input("x");
+    std::vector<Node*> chain;
+    for (int i = 0; i < length; ++i) {
+      chain.push_back(
+          graph_.AddNode("Neg", "", {value}, {"v" + std::to_string(i)}, "n" + std::to_string(i)));
+      value = chain.back()->output(0);
+    }
+    return chain;
+  }
   Graph graph_;
 };
 
@@ -35,15 +47,8 @@ TEST_F(VerifyTest, CatchesMoveBeforeProducer) {
 // Large graphs are checked in chunks on several threads; the error reported is still the first in
 // schedule order, whichever chunk a thread finished first, and an erased producer is caught too.
 TEST_F(VerifyTest, LargeGraphReportsTheFirstErrorInScheduleOrder) {
-  constexpr int kNodes = 150000;  // enough chunks for every thread there is
-  Value* value = Input("x");
-  std::vector<Node*> chain;
-  for (int i = 0; i < kNodes; ++i) {
-    chain.push_back(
-        graph_.AddNode("Neg", "", {value}, {"v" + std::to_string(i)}, "n" + std::to_string(i)));
-    value = chain.back()->output(0);
-  }
-  graph_.AddOutput(value);
+  std::vector<Node*> chain = NegChain(150000);
+  graph_.AddOutput(chain.back()->output(0));
   ASSERT_TRUE(Verify(graph_).ok()) << Verify(graph_).message();
 
   // Two readers moved before their producers, the later one in a later chunk.
@@ -100,14 +105,7 @@ TEST_F(VerifyTest, ChecksAdamWArity) {
 // A loaded graph is checked against the op contracts alone (loading refuses broken edges, names
 // and order itself), on several threads; the first violation in node order is reported.
 TEST_F(VerifyTest, ContractsReportTheFirstViolationInNodeOrder) {
-  constexpr int kNodes = 120000;  // enough chunks for every thread there is
-  Value* value = Input("x");
-  std::vector<Node*> chain;
-  for (int i = 0; i < kNodes; ++i) {
-    chain.push_back(
-        graph_.AddNode("Neg", "", {value}, {"v" + std::to_string(i)}, "n" + std::to_string(i)));
-    value = chain.back()->output(0);
-  }
+  std::vector<Node*> chain = NegChain(120000);
   ASSERT_TRUE(VerifyContracts(graph_).ok());
   // Neg takes one input: two nodes given a second, the later one in a later chunk.
   graph_.AppendInput(chain[110000], chain[0]->output(0));
