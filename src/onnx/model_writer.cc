@@ -6,8 +6,11 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream.h>
 #include <onnx/onnx_pb.h>
 
 #include "core/parallelism.h"
@@ -150,13 +153,91 @@ size_t AppendixOffset(const uint8_t* node, size_t size) {
   return size;
 }
 
-// Serializes a sized chunk as protobuf writes repeated messages: per message its tag, its length
-// and its bytes, a node's with the fields the graph holds (its lead before, its appendix after
-// its attributes).
-std::string SerializeChunk(const onnx::GraphProto& fields, const NodeFields* node_fields,
-                           const Chunk& chunk) {
+// Messages at least this large (a fused bucket's tensor: hundreds of MB) are serialized straight
+// into the sink rather than copied into a chunk's buffer first; a chunk's buffer is handed over
+// once it holds this much.
+constexpr size_t kStreamedMessageBytes = size_t{1} << 20;
+// The buffer for the fields around such a message's large bytes.
+constexpr size_t kStreamBufferBytes = size_t{64} << 10;
+
+// Hands what protobuf serializes into it to the sink at consecutive offsets: small fields through
+// a buffer, large bytes fields (a tensor's raw_data) from where they lie in the message.
+class SinkStream final : public google::protobuf::io::ZeroCopyOutputStream {
+ public:
+  SinkStream(const PositionalSink& sink, uint64_t offset)
+      : sink_(sink), offset_(offset), buffer_(kStreamBufferBytes) {}
+
+  bool Next(void** data, int* size) override {
+    if (!Flush()) return false;
+    *data = buffer_.data();
+    *size = static_cast<int>(buffer_.size());
+    used_ = buffer_.size();
+    return true;
+  }
+  void BackUp(int count) override { used_ -= static_cast<size_t>(count); }
+  int64_t ByteCount() const override { return static_cast<int64_t>(handed_over_ + used_); }
+  bool AllowsAliasing() const override { return true; }
+  bool WriteAliasedRaw(const void* data, int size) override {
+    return Flush() &&
+           HandOver(std::span(static_cast<const std::byte*>(data), static_cast<size_t>(size)));
+  }
+
+  // Hands the buffer's bytes over.
+  bool Flush() { return HandOver(std::span(buffer_.data(), std::exchange(used_, 0))); }
+  const Status& status() const { return status_; }
+
+ private:
+  bool HandOver(std::span<const std::byte> bytes) {
+    if (!status_.ok()) return false;
+    if (bytes.empty()) return true;
+    status_ = sink_(offset_ + handed_over_, bytes);
+    handed_over_ += bytes.size();
+    return status_.ok();
+  }
+
+  const PositionalSink& sink_;
+  const uint64_t offset_;
+  std::vector<std::byte> buffer_;
+  size_t used_ = 0;
+  uint64_t handed_over_ = 0;
+  Status status_;
+};
+
+// Serializes `message`, sized already, into the sink at `offset`.
+Status StreamMessage(const MessageLite& message, const PositionalSink& sink, uint64_t offset) {
+  SinkStream stream(sink, offset);
+  {
+    google::protobuf::io::CodedOutputStream coded(&stream);
+    coded.EnableAliasing(true);
+    message.SerializeWithCachedSizes(&coded);
+  }  // gives back the part of the buffer it did not fill
+  stream.Flush();
+  ZG_RETURN_IF_ERROR(stream.status());
+  ZG_CHECK(stream.ByteCount() == message.GetCachedSize(), "a message sized ",
+           message.GetCachedSize(), " bytes serialized to ", stream.ByteCount());
+  return Status::Ok();
+}
+
+std::span<const std::byte> AsBytes(const std::string& bytes) {
+  return std::as_bytes(std::span(bytes.data(), bytes.size()));
+}
+
+// Serializes a sized chunk into the sink at its offset as protobuf writes repeated messages: per
+// message its tag, its length and its bytes, a node's with the fields the graph holds (its lead
+// before, its appendix after its attributes). The bytes go a buffer at a time, a large message's
+// from the message itself: no copy of a fused bucket's hundreds of MB is made.
+Status WriteChunk(const onnx::GraphProto& fields, const NodeFields* node_fields, const Chunk& chunk,
+                  const PositionalSink& sink) {
   std::string out;
-  out.reserve(chunk.size);
+  out.reserve(std::min<uint64_t>(chunk.size, 2 * kStreamedMessageBytes));
+  uint64_t offset = chunk.offset;
+  auto hand_over = [&]() -> Status {
+    if (out.empty()) return Status::Ok();
+    ZG_RETURN_IF_ERROR(sink(offset, AsBytes(out)));
+    offset += out.size();
+    out.clear();
+    return Status::Ok();
+  };
   const bool nodes = node_fields != nullptr && chunk.field == kGraphNode;
   for (size_t i = chunk.begin; i < chunk.end; ++i) {
     const MessageLite& message = MessageAt(fields, chunk.field, i);
@@ -166,6 +247,12 @@ std::string SerializeChunk(const onnx::GraphProto& fields, const NodeFields* nod
         nodes ? node_fields->Appendix(i) : std::span<const std::byte>();
     AppendVarint(out, LengthDelimitedTag(chunk.field));
     AppendVarint(out, lead + size + appendix.size());
+    if (size >= kStreamedMessageBytes && lead == 0 && appendix.empty()) {
+      ZG_RETURN_IF_ERROR(hand_over());
+      ZG_RETURN_IF_ERROR(StreamMessage(message, sink, offset));
+      offset += size;
+      continue;
+    }
     const size_t at = out.size();
     out.resize(at + lead + size);
     auto* bytes = reinterpret_cast<uint8_t*>(out.data() + at);
@@ -179,12 +266,12 @@ std::string SerializeChunk(const onnx::GraphProto& fields, const NodeFields* nod
       out.insert(at + lead + AppendixOffset(bytes + lead, size),
                  reinterpret_cast<const char*>(appendix.data()), appendix.size());
     }
+    if (out.size() >= kStreamedMessageBytes) ZG_RETURN_IF_ERROR(hand_over());
   }
-  return out;
-}
-
-std::span<const std::byte> AsBytes(const std::string& bytes) {
-  return std::as_bytes(std::span(bytes.data(), bytes.size()));
+  ZG_RETURN_IF_ERROR(hand_over());
+  ZG_CHECK(offset == chunk.offset + chunk.size, "a chunk sized ", chunk.size, " bytes took ",
+           offset - chunk.offset);
+  return Status::Ok();
 }
 
 // A message's serialized fields with a block of other bytes put among them by field number: the
@@ -286,10 +373,8 @@ Status SerializeModel(onnx::ModelProto& model, int threads, const PositionalSink
   }
   ZG_RETURN_IF_ERROR(put(graph_splicer.Rest()));
   ZG_RETURN_IF_ERROR(put(model_splicer.Rest()));
-  return ParallelFor(chunks.size(), threads, [&](size_t c) {
-    const std::string bytes = SerializeChunk(fields, node_fields, chunks[c]);
-    return sink(chunks[c].offset, AsBytes(bytes));
-  });
+  return ParallelFor(chunks.size(), threads,
+                     [&](size_t c) { return WriteChunk(fields, node_fields, chunks[c], sink); });
 }
 
 }  // namespace zerograph
