@@ -1,6 +1,7 @@
 // Fuzz target: the `zerograph.*` training metadata. The input is lines `key=value`, each setting
 // one metadata entry of the MLP demo's training graph (whose values the names may refer to);
 // then the spec is read and checked, and roles inferred from it, as loading a model does.
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
@@ -43,11 +44,20 @@ Status RunOne(std::span<const uint8_t> input) {
   // Loading reads the binding's values alone: they, and the roles inferred from them, must be
   // what the names give.
   StatusOr<std::optional<ResolvedTrainingSpec>> values_only =
-      ReadResolvedTrainingSpec(graph, /*binding_names=*/false);
+      ReadResolvedTrainingSpec(graph, BindingNames::kNone);
   ZG_CHECK(values_only.ok() && values_only->has_value() &&
                (*values_only)->binding_new_values == resolved->binding_new_values &&
                (*values_only)->binding_old_values == resolved->binding_old_values,
            "fuzz: the binding's values differ when its names are left out");
+  // The rewrite writes the binding back from the names viewed: they must be the names copied.
+  StatusOr<std::optional<ResolvedTrainingSpec>> viewed =
+      ReadResolvedTrainingSpec(graph, BindingNames::kViewed);
+  ZG_CHECK(viewed.ok() && viewed->has_value() &&
+               std::ranges::equal((*viewed)->binding_names.entries(), resolved->spec.state_binding,
+                                  [](const auto& view, const auto& copy) {
+                                    return view.first == copy.first && view.second == copy.second;
+                                  }),
+           "fuzz: the binding's names viewed differ from the names copied");
   StatusOr<std::vector<int64_t>> by_names = InferRoleBits(graph, resolved->spec);
   StatusOr<std::vector<int64_t>> by_values = InferRoleBits(graph, **values_only);
   ZG_CHECK(by_names.ok() == by_values.ok() && (!by_names.ok() || *by_names == *by_values),

@@ -231,10 +231,23 @@ std::optional<std::vector<std::pair<std::string_view, std::string_view>>> ScanPl
   return entries;
 }
 
-// Where ReadStateBinding puts what it reads: the names into the spec when `keep`, the values
-// into the vectors given.
+// The binding's entries as the general JSON reader gives them, names decoded.
+StatusOr<std::vector<std::pair<std::string, std::string>>> ParseBinding(std::string_view text) {
+  const std::string_view key = kStateBindingKey;
+  ZG_RETURN_IF_ERROR(CheckJson(text, MetadataName(key)));
+  StringMapHandler handler;
+  const bool parsed = nlohmann::json::sax_parse(text.begin(), text.end(), &handler);
+  ZG_RETURN_IF_NOT(parsed && handler.error.empty(), "metadata '", key, "' ",
+                   handler.error.empty() ? std::string("is not valid JSON") : handler.error, ": ",
+                   text.substr(0, 200));
+  return std::move(handler.entries);
+}
+
+// Where ReadStateBinding puts what it reads: the names into the spec when `keep`, or else as
+// views into `views` when given; the values into the vectors given.
 struct BindingSink {
   bool keep = true;
+  StateBindingNames* views = nullptr;
   std::vector<const Value*>* new_values = nullptr;
   std::vector<const Value*>* old_values = nullptr;
 
@@ -277,7 +290,10 @@ bool ReadPlainStateBinding(const Graph& graph, std::string_view text, const Bind
     if (list != nullptr) list->reserve(entries->size());
   }
   for (size_t k = 0; k < entries->size(); ++k) sink.Add(values[2 * k], values[2 * k + 1]);
-  if (!sink.keep) return true;
+  if (!sink.keep) {
+    if (sink.views != nullptr) *sink.views = StateBindingNames(std::move(*entries));
+    return true;
+  }
   spec.state_binding.reserve(entries->size());
   for (const auto& [new_name, old_name] : *entries) {
     spec.state_binding.emplace_back(std::string(new_name), std::string(old_name));
@@ -292,14 +308,9 @@ Status ReadStateBinding(const Graph& graph, std::string_view text, const Binding
   if (ReadPlainStateBinding(graph, text, sink, spec)) return Status::Ok();
   // The general reader: any JSON, and the error that names what is wrong.
   const std::string_view key = kStateBindingKey;
-  ZG_RETURN_IF_ERROR(CheckJson(text, MetadataName(key)));
-  StringMapHandler handler;
-  const bool parsed = nlohmann::json::sax_parse(text.begin(), text.end(), &handler);
-  ZG_RETURN_IF_NOT(parsed && handler.error.empty(), "metadata '", key, "' ",
-                   handler.error.empty() ? std::string("is not valid JSON") : handler.error, ": ",
-                   text.substr(0, 200));
+  ZG_ASSIGN_OR_RETURN(auto entries, ParseBinding(text));
   std::unordered_set<std::string> targets;
-  for (auto& [new_name, old_name] : handler.entries) {
+  for (auto& [new_name, old_name] : entries) {
     const Value* new_value = graph.FindValue(new_name);
     ZG_RETURN_IF_NOT(new_value != nullptr, "metadata '", key, "': new value '", new_name,
                      "' is no value of the graph");
@@ -315,6 +326,7 @@ Status ReadStateBinding(const Graph& graph, std::string_view text, const Binding
     sink.Add(new_value, old_value);
     if (sink.keep) spec.state_binding.emplace_back(std::move(new_name), std::move(old_name));
   }
+  if (!sink.keep && sink.views != nullptr) *sink.views = StateBindingNames(std::move(entries));
   return Status::Ok();
 }
 
@@ -418,12 +430,15 @@ StatusOr<std::optional<TrainingSpec>> ReadTrainingSpec(const Graph& graph) {
 }
 
 StatusOr<std::optional<ResolvedTrainingSpec>> ReadResolvedTrainingSpec(const Graph& graph,
-                                                                       bool binding_names) {
+                                                                       BindingNames names) {
   ResolvedTrainingSpec resolved;
-  ZG_ASSIGN_OR_RETURN(std::optional<TrainingSpec> spec,
-                      ReadSpec(graph, BindingSink{.keep = binding_names,
-                                                  .new_values = &resolved.binding_new_values,
-                                                  .old_values = &resolved.binding_old_values}));
+  ZG_ASSIGN_OR_RETURN(
+      std::optional<TrainingSpec> spec,
+      ReadSpec(graph, BindingSink{.keep = names == BindingNames::kCopied,
+                                  .views = names == BindingNames::kViewed ? &resolved.binding_names
+                                                                          : nullptr,
+                                  .new_values = &resolved.binding_new_values,
+                                  .old_values = &resolved.binding_old_values}));
   if (!spec) return std::optional<ResolvedTrainingSpec>();
   resolved.spec = std::move(*spec);
   return std::optional<ResolvedTrainingSpec>(std::move(resolved));
@@ -435,7 +450,23 @@ StatusOr<bool> CheckTrainingSpec(const Graph& graph) {
   return spec.has_value();
 }
 
+StateBindingNames::StateBindingNames(std::vector<std::pair<std::string, std::string>> decoded)
+    : decoded_(std::move(decoded)) {
+  entries_.reserve(decoded_.size());
+  for (const auto& [new_name, old_name] : decoded_) entries_.emplace_back(new_name, old_name);
+}
+
 void WriteTrainingSpec(const TrainingSpec& spec, Graph& graph) {
+  std::vector<std::pair<std::string_view, std::string_view>> binding;
+  binding.reserve(spec.state_binding.size());
+  for (const auto& [new_name, old_name] : spec.state_binding)
+    binding.emplace_back(new_name, old_name);
+  WriteTrainingSpec(spec, binding, graph);
+}
+
+void WriteTrainingSpec(const TrainingSpec& spec,
+                       std::span<const std::pair<std::string_view, std::string_view>> binding_names,
+                       Graph& graph) {
   graph.SetMetadata(kFormatVersionKey, kFormatVersion);
   graph.SetMetadata(kLossKey, spec.loss);
 
@@ -448,7 +479,7 @@ void WriteTrainingSpec(const TrainingSpec& spec, Graph& graph) {
 
   // Written entry by entry, in order (an ordered_json object would search its keys per insert).
   std::string binding = "{";
-  for (const auto& [new_name, old_name] : spec.state_binding) {
+  for (const auto& [new_name, old_name] : binding_names) {
     if (binding.size() > 1) binding += ',';
     AppendJsonString(new_name, binding);
     binding += ':';

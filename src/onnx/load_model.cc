@@ -235,7 +235,7 @@ StatusOr<std::unique_ptr<Graph>> LoadModelImpl(const std::string& path,
     return graph;
   }
   StatusOr<std::optional<ResolvedTrainingSpec>> spec =
-      ReadResolvedTrainingSpec(*graph, /*binding_names=*/false);
+      ReadResolvedTrainingSpec(*graph, BindingNames::kNone);
   StatusOr<std::vector<int64_t>> roles = std::vector<int64_t>();
   if (spec.ok() && spec->has_value()) roles = InferRoleBits(*graph, **spec);
   const Status graph_checked = verify_result();

@@ -44,12 +44,16 @@ class ShardingRewriter {
                      "update of the master copy");
     // The candidates are swept on other threads while this one reads the spec.
     sweep_.emplace(graph_);
-    ZG_ASSIGN_OR_RETURN(std::optional<ResolvedTrainingSpec> spec, ReadResolvedTrainingSpec(graph_));
+    // The binding's names as views into its text, which stays as it is until UpdateMetadata.
+    ZG_ASSIGN_OR_RETURN(std::optional<ResolvedTrainingSpec> spec,
+                        ReadResolvedTrainingSpec(graph_, BindingNames::kViewed));
     ZG_RETURN_IF_NOT(spec.has_value(),
                      "the graph has no zerograph.loss metadata, so it is not a training graph "
                      "(see docs/formats.md)");
     spec_ = std::move(spec->spec);
     binding_new_values_ = std::move(spec->binding_new_values);
+    binding_old_values_ = std::move(spec->binding_old_values);
+    binding_names_ = std::move(spec->binding_names);
     ZG_RETURN_IF_NOT(!spec_.nranks.has_value() && !spec_.layout.has_value(),
                      "the graph is already rewritten (zerograph.nranks = ",
                      spec_.nranks.value_or(0), "); rewrite the original training graph instead");
@@ -510,15 +514,15 @@ class ShardingRewriter {
       }
     }
     if (unknown_updates_.empty()) return;
-    std::unordered_set<std::string_view> bound;
-    for (const auto& [new_value, old_value] : spec_.state_binding) bound.insert(old_value);
+    const std::unordered_set<const Value*> bound(binding_old_values_.begin(),
+                                                 binding_old_values_.end());
     StepConstantCache step_constants;  // AllReduce reads gradients only: no optimizer changes
     for (Node* node : unknown_updates_) {
       for (size_t i = 0; i < node->num_inputs(); ++i) {
         Value* input = node->input(i);
         if (input == nullptr) continue;
         if (input->initializer() != nullptr) {
-          if (bound.count(input->name()) > 0) {
+          if (bound.count(input) > 0) {
             layout_.whole.push_back({std::string(input->name()),
                                      StrCat("optimizer ", node->op_type(), " is not supported")});
           }
@@ -542,17 +546,19 @@ class ShardingRewriter {
         dropped[static_cast<size_t>(state->id())] = 1;
       }
     }
-    std::vector<std::pair<std::string, std::string>> binding;
-    for (size_t k = 0; k < spec_.state_binding.size(); ++k) {
+    const std::span<const std::pair<std::string_view, std::string_view>> names =
+        binding_names_.entries();
+    std::vector<std::pair<std::string_view, std::string_view>> binding;
+    binding.reserve(names.size() + binding_.size());
+    for (size_t k = 0; k < names.size(); ++k) {
       const Value* new_value = binding_new_values_[k];
       if (new_value != nullptr && dropped[static_cast<size_t>(new_value->id())]) continue;
-      binding.push_back(std::move(spec_.state_binding[k]));
+      binding.push_back(names[k]);
     }
-    binding.insert(binding.end(), binding_.begin(), binding_.end());
-    spec_.state_binding = std::move(binding);
+    for (const auto& [new_name, old_name] : binding_) binding.emplace_back(new_name, old_name);
     spec_.nranks = options_.nranks;
     spec_.layout = std::move(layout_json);
-    WriteTrainingSpec(spec_, graph_);
+    WriteTrainingSpec(spec_, binding, graph_);
     graph_.SetOpsetVersion(kZerographDomain, 1);
   }
 
@@ -599,8 +605,11 @@ class ShardingRewriter {
   Node* first_sharded_update_ = nullptr;
   // By candidate: whether its parameter went into a bucket.
   std::vector<char> is_sharded_;
-  // spec_.state_binding's new values, resolved before any edit (null where a name is unknown).
+  // The state binding's new values and the initializers they replace, entry by entry, resolved
+  // before any edit.
   std::vector<const Value*> binding_new_values_;
+  std::vector<const Value*> binding_old_values_;
+  StateBindingNames binding_names_;
   std::vector<std::pair<std::string, std::string>> binding_;
   int64_t padding_bytes_ = 0;
   int64_t master_buckets_ = 0;

@@ -5,6 +5,8 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "zerograph/ir/graph.h"
@@ -110,24 +112,44 @@ TEST(TrainingSpecTest, BindingSpellingsReadAlike) {
   }
 }
 
-// The resolved spec gives each binding entry's values, from either reader, with or without
-// copying the names.
+// The resolved spec gives each binding entry's values, from either reader, with the names copied,
+// viewed or left out; the views are the names, decoded where the text escapes them.
 TEST(TrainingSpecTest, ResolvedBindingGivesTheValues) {
+  using NamePair = std::pair<std::string_view, std::string_view>;
   for (const char* text : {R"({"w.new":"w"})", R"({"w\u002enew": "w"})"}) {
-    for (const bool names : {true, false}) {
+    for (const BindingNames names :
+         {BindingNames::kCopied, BindingNames::kViewed, BindingNames::kNone}) {
       std::unique_ptr<Graph> graph = MakeGraph();
       SetGoodMetadata(*graph);
       graph->SetMetadata("zerograph.state_binding", text);
       StatusOr<std::optional<ResolvedTrainingSpec>> resolved =
           ReadResolvedTrainingSpec(*graph, names);
       ASSERT_TRUE(resolved.ok()) << text << ": " << resolved.status().ToString();
-      const ResolvedTrainingSpec& spec = **resolved;
+      // Moved, as a pass keeps it: the views must still hold.
+      const ResolvedTrainingSpec spec = std::move(**resolved);
       EXPECT_EQ(spec.binding_new_values, std::vector<const Value*>{graph->FindValue("w.new")});
       EXPECT_EQ(spec.binding_old_values, std::vector<const Value*>{graph->FindValue("w")});
-      EXPECT_EQ(spec.spec.state_binding.size(), names ? 1u : 0u) << text;
+      EXPECT_EQ(spec.spec.state_binding.size(), names == BindingNames::kCopied ? 1u : 0u) << text;
+      const std::vector<NamePair> viewed(spec.binding_names.entries().begin(),
+                                         spec.binding_names.entries().end());
+      std::vector<NamePair> expected;
+      if (names == BindingNames::kViewed) expected = {{"w.new", "w"}};
+      EXPECT_EQ(viewed, expected) << text;
       EXPECT_EQ(spec.spec.loss, "loss");
     }
   }
+}
+
+// The binding given apart (the names a pass keeps and adds, as views) is written, not the spec's.
+TEST(TrainingSpecTest, WritesTheBindingGivenApart) {
+  std::unique_ptr<Graph> graph = MakeGraph();
+  SetGoodMetadata(*graph);
+  TrainingSpec spec;
+  spec.loss = "loss";
+  spec.state_binding = {{"ignored", "ignored"}};
+  const std::pair<std::string_view, std::string_view> binding[] = {{"w.new", "w"}};
+  WriteTrainingSpec(spec, binding, *graph);
+  EXPECT_EQ(graph->GetMetadata("zerograph.state_binding"), R"({"w.new":"w"})");
 }
 
 // What WriteTrainingSpec writes, ReadTrainingSpec reads back unchanged.

@@ -3,7 +3,9 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -45,6 +47,33 @@ struct TrainingSpec {
 // naming the key.
 StatusOr<std::optional<TrainingSpec>> ReadTrainingSpec(const Graph& graph);
 
+// The state binding's names, entry by entry, without copies where the binding's text spells them
+// plainly (as exporters and WriteTrainingSpec write it): views into the graph's metadata, valid
+// until the binding is next written.
+class StateBindingNames {
+ public:
+  StateBindingNames() = default;
+  // Views into a binding's text.
+  explicit StateBindingNames(std::vector<std::pair<std::string_view, std::string_view>> views)
+      : entries_(std::move(views)) {}
+  // Names decoded from a binding's text (escapes, other bytes), held here.
+  explicit StateBindingNames(std::vector<std::pair<std::string, std::string>> decoded);
+  // Moving keeps the views valid (the held names stay where they are); a copy would not.
+  StateBindingNames(StateBindingNames&&) = default;
+  StateBindingNames& operator=(StateBindingNames&&) = default;
+  StateBindingNames(const StateBindingNames&) = delete;
+  StateBindingNames& operator=(const StateBindingNames&) = delete;
+
+  // (new value, initializer replaced) per entry, in order.
+  std::span<const std::pair<std::string_view, std::string_view>> entries() const {
+    return entries_;
+  }
+
+ private:
+  std::vector<std::pair<std::string, std::string>> decoded_;
+  std::vector<std::pair<std::string_view, std::string_view>> entries_;
+};
+
 // A training spec and, for each state_binding entry k, the value it names as new and the
 // initializer it replaces (binding_new_values[k], binding_old_values[k]). A pass that edits the
 // graph and then rewrites the binding uses the values, resolved once: a large model's binding
@@ -53,12 +82,23 @@ struct ResolvedTrainingSpec {
   TrainingSpec spec;
   std::vector<const Value*> binding_new_values;
   std::vector<const Value*> binding_old_values;
+  // With BindingNames::kViewed, the entries' names.
+  StateBindingNames binding_names;
 };
 
-// ReadTrainingSpec, with the binding's values. With `binding_names` false, spec.state_binding is
-// left empty: a reader that needs only the values (role inference) is spared copying the names.
-StatusOr<std::optional<ResolvedTrainingSpec>> ReadResolvedTrainingSpec(const Graph& graph,
-                                                                       bool binding_names = true);
+// How ReadResolvedTrainingSpec gives the binding's names besides its values.
+enum class BindingNames {
+  // Copied into spec.state_binding.
+  kCopied,
+  // As views (ResolvedTrainingSpec::binding_names); spec.state_binding is left empty. A pass that
+  // rewrites the binding after its edits writes the names it keeps from these.
+  kViewed,
+  // Not at all: a reader that needs only the values (role inference) is spared copying them.
+  kNone,
+};
+
+StatusOr<std::optional<ResolvedTrainingSpec>> ReadResolvedTrainingSpec(
+    const Graph& graph, BindingNames names = BindingNames::kCopied);
 
 // Checks the metadata as ReadTrainingSpec does, with the same errors, without building the spec;
 // returns whether there is any. Loading a graph calls it when it needs no spec: the state binding
@@ -67,6 +107,13 @@ StatusOr<bool> CheckTrainingSpec(const Graph& graph);
 
 // Writes `spec` into the graph's metadata (format version 1).
 void WriteTrainingSpec(const TrainingSpec& spec, Graph& graph);
+
+// The same with the state binding given apart (spec.state_binding is not read), as views: a pass
+// that rewrites a large binding passes the names it keeps (BindingNames::kViewed) and those it
+// adds.
+void WriteTrainingSpec(const TrainingSpec& spec,
+                       std::span<const std::pair<std::string_view, std::string_view>> binding,
+                       Graph& graph);
 
 }  // namespace zerograph
 
