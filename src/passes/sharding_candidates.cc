@@ -189,6 +189,10 @@ void CandidateSweep::SweepSlice(size_t index) {
       slice.status = slots.status();
       return;
     }
+    const size_t needed = slice.candidates.size() + slots->size();
+    if (needed > slice.candidates.capacity()) {
+      slice.candidates.reserve(std::max(needed, 2 * slice.candidates.capacity()));
+    }
     for (OptimizerSlot& slot : *slots) {
       Candidate& c = slice.candidates.emplace_back();
       c.slot = std::move(slot);

@@ -3,7 +3,6 @@
 
 #include <atomic>
 #include <cstdint>
-#include <deque>
 #include <span>
 #include <string>
 #include <thread>
@@ -72,8 +71,10 @@ class CandidateSweep {
  private:
   // What one slice of the nodes held, in the slice's order.
   struct Slice {
-    // A deque: candidates are large, and are not moved as more come.
-    std::deque<Candidate> candidates;
+    // Grown a whole optimizer node at a time: a multi-tensor node holds every parameter, and
+    // growing an element at a time on a sweeping thread grows that thread's heap a page at a time
+    // (glibc, an mprotect call each). The pointers Finish hands out are taken once all is swept.
+    std::vector<Candidate> candidates;
     std::vector<Node*> other_optimize_nodes;
     Status status;
   };
