@@ -194,6 +194,26 @@ Status Graph::SetInitializerBytes(Value* value, std::string&& raw_bytes) {
   proto->clear_double_data();
   proto->clear_uint64_data();
   proto->set_raw_data(std::move(raw_bytes));
+  tensor->fused_.reset();
+  tensor->converted_valid_.store(false, std::memory_order_relaxed);
+  tensor->converted_.clear();
+  return Status::Ok();
+}
+
+Status Graph::SetInitializerBytes(Value* value, std::shared_ptr<const FusedBytes> fused) {
+  Tensor* tensor = value->initializer_;
+  ZG_RET_CHECK(tensor != nullptr && !tensor->is_external(), "'", value->name(),
+               "' is not an initializer held in the model");
+  ZG_RET_CHECK(fused->size() == static_cast<size_t>(tensor->byte_size()), "initializer '",
+               value->name(), "' needs ", tensor->byte_size(), " bytes, not ", fused->size());
+  onnx::TensorProto* proto = tensor->proto_;
+  proto->clear_raw_data();
+  proto->clear_float_data();
+  proto->clear_int32_data();
+  proto->clear_int64_data();
+  proto->clear_double_data();
+  proto->clear_uint64_data();
+  tensor->fused_ = std::move(fused);
   tensor->converted_valid_.store(false, std::memory_order_relaxed);
   tensor->converted_.clear();
   return Status::Ok();
@@ -640,7 +660,7 @@ void AppendNamesOf(std::span<onnx::NodeProto* const> messages, NodeNameList& nam
   }
 }
 
-void Graph::NodeFields::AddTo(size_t index, onnx::NodeProto& node) const {
+void Graph::HeldFields::AddTo(size_t index, onnx::NodeProto& node) const {
   std::string fields(LeadSize(index), '\0');
   WriteLead(index, reinterpret_cast<uint8_t*>(fields.data()));
   const std::span<const std::byte> appendix = Appendix(index);
@@ -681,22 +701,26 @@ size_t LeadSizeOf(const Node& node) {
   return size;
 }
 
-// The graph's NodeFields: names from the IR's nodes and values, roles from a table of the few
+// The graph's HeldFields: names from the IR's nodes and values, roles from a table of the few
 // distinct ones.
 //
 // A node's inputs are values defined anywhere in the graph, a cache miss each: the writer asks
 // for nodes in order (a chunk per thread), so the names of nodes a few places ahead, and of names
 // a few places ahead in a long list (an optimizer over every parameter), are fetched meanwhile.
-class IrNodeFields final : public Graph::NodeFields {
+class IrHeldFields final : public Graph::HeldFields {
  public:
   // `nodes` in the model's order with their lead sizes; `role_field_of` is, per node, an index
   // into `role_fields` (1-based; 0: none; empty when no node has an unwritten role).
-  IrNodeFields(std::vector<const Node*> nodes, std::vector<uint32_t> lead_sizes,
-               std::vector<std::string> role_fields, std::vector<uint32_t> role_field_of)
+  // `fused` holds, per initializer in the model's order, its FusedBytes or null (empty when there
+  // are none).
+  IrHeldFields(std::vector<const Node*> nodes, std::vector<uint32_t> lead_sizes,
+               std::vector<std::string> role_fields, std::vector<uint32_t> role_field_of,
+               std::vector<const FusedBytes*> fused)
       : nodes_(std::move(nodes)),
         lead_sizes_(std::move(lead_sizes)),
         role_fields_(std::move(role_fields)),
-        role_field_of_(std::move(role_field_of)) {}
+        role_field_of_(std::move(role_field_of)),
+        fused_(std::move(fused)) {}
 
   size_t LeadSize(size_t index) const override { return lead_sizes_[index]; }
   uint8_t* WriteLead(size_t index, uint8_t* out) const override {
@@ -720,6 +744,9 @@ class IrNodeFields final : public Graph::NodeFields {
   std::span<const std::byte> Appendix(size_t index) const override {
     if (role_field_of_.empty() || role_field_of_[index] == 0) return {};
     return std::as_bytes(std::span(role_fields_[role_field_of_[index] - 1]));
+  }
+  const FusedBytes* FusedInitializer(size_t index) const override {
+    return fused_.empty() ? nullptr : fused_[index];
   }
 
  private:
@@ -752,6 +779,7 @@ class IrNodeFields final : public Graph::NodeFields {
   std::vector<uint32_t> lead_sizes_;
   std::vector<std::string> role_fields_;
   std::vector<uint32_t> role_field_of_;
+  std::vector<const FusedBytes*> fused_;
 };
 
 // The main graph of a model parsed in full.
@@ -1012,7 +1040,7 @@ Status Graph::ImportGraph(const ExternalDataResolver& resolve, GraphFeed& feed) 
 
 Status Graph::WithModelProto(
     const ExternalDataWriter& write_external,
-    const std::function<Status(onnx::ModelProto&, const NodeFields&)>& consume) {
+    const std::function<Status(onnx::ModelProto&, const HeldFields&)>& consume) {
   onnx::GraphProto* proto = store_->model->mutable_graph();
   // Put the IR's messages into the model for the call only, and take them back out on every path:
   // the IR keeps owning them (the arena frees them with the graph).
@@ -1055,10 +1083,15 @@ Status Graph::WithModelProto(
     lead_sizes.push_back(node->lead_size_);
     proto->mutable_node()->UnsafeArenaAddAllocated(node->proto_);
   }
+  std::vector<const FusedBytes*> fused;
   for (Value* value : initializers_) {
     // Erased, or adopted as a node's output.
     if (value->erased_ || value->initializer_ == nullptr) continue;
     Tensor* tensor = value->initializer_;
+    if (tensor->fused_ != nullptr) {
+      fused.resize(static_cast<size_t>(proto->initializer_size()));
+      fused.push_back(tensor->fused_.get());
+    }
     if (tensor->is_external() && write_external != nullptr) {
       auto* copy = store_->New<onnx::TensorProto>();
       *copy = *tensor->proto_;
@@ -1081,8 +1114,9 @@ Status Graph::WithModelProto(
     }
     proto->mutable_value_info()->UnsafeArenaAddAllocated(entry.info);
   }
-  const IrNodeFields fields(std::move(nodes), std::move(lead_sizes), std::move(role_fields),
-                            std::move(role_field_of));
+  if (!fused.empty()) fused.resize(static_cast<size_t>(proto->initializer_size()));
+  const IrHeldFields fields(std::move(nodes), std::move(lead_sizes), std::move(role_fields),
+                            std::move(role_field_of), std::move(fused));
   return consume(*store_->model, fields);
 }
 

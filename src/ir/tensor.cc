@@ -5,6 +5,7 @@
 #include <onnx/onnx_pb.h>
 
 #include "zerograph/core/num_elements.h"
+#include "zerograph/core/str_cat.h"
 
 namespace zerograph {
 namespace {
@@ -44,17 +45,36 @@ StatusOr<std::span<const std::byte>> Tensor::Bytes() const {
   ZG_RETURN_IF_NOT(element_size > 0, "tensor '", name(), "' has element type ",
                    DataTypeName(dtype()), ", which has no fixed-size byte layout");
   const size_t expected = static_cast<size_t>(numel()) * element_size;
-  if (proto_->has_raw_data()) {
+  if (fused_ == nullptr && proto_->has_raw_data()) {
     const std::string& raw = proto_->raw_data();
     ZG_RETURN_IF_NOT(raw.size() == expected, "tensor '", name(), "' holds ", raw.size(),
                      " bytes of raw data, but its shape and type need ", expected);
     return std::span<const std::byte>(reinterpret_cast<const std::byte*>(raw.data()), raw.size());
   }
   if (!converted_valid_.load(std::memory_order_acquire)) {
-    // One lock for every tensor: few tensors hold typed data, and each converts once.
+    // Fused bytes are made before the lock is taken: making them reads the sources' bytes, which
+    // may need converting under it.
+    std::vector<std::byte> made;
+    if (fused_ != nullptr) {
+      ZG_RET_CHECK(fused_->size() == expected, "tensor '", name(), "' is fused from ",
+                   fused_->size(), " bytes, but its shape and type need ", expected);
+      made.resize(expected);
+      if (!made.empty()) {
+        ZG_RETURN_IF_ERROR(
+            fused_->Write(made, [](std::span<const std::byte>) { return Status::Ok(); })
+                .WithContext(StrCat("making fused tensor '", name(), "'")));
+      }
+    }
+    // One lock for every tensor: few tensors hold typed data or fused bytes, and each converts
+    // once.
     static std::mutex conversion;
     std::lock_guard<std::mutex> lock(conversion);
     if (converted_valid_.load(std::memory_order_relaxed)) {
+      return std::span<const std::byte>(converted_);
+    }
+    if (fused_ != nullptr) {
+      converted_ = std::move(made);
+      converted_valid_.store(true, std::memory_order_release);
       return std::span<const std::byte>(converted_);
     }
     std::vector<std::byte> out;

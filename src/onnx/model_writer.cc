@@ -20,7 +20,7 @@ namespace zerograph {
 namespace {
 
 using google::protobuf::MessageLite;
-using NodeFields = Graph::NodeFields;
+using HeldFields = Graph::HeldFields;
 
 // Moves the graph's repeated fields of messages aside for the object's life, so that serializing
 // the graph writes only its other fields, then back: swaps of the fields' arrays, with a graph on
@@ -131,14 +131,28 @@ size_t VarintSize(uint64_t value) {
   return size;
 }
 
+// Initializer `i`'s raw data when the graph makes it, else null.
+const FusedBytes* FusedAt(const HeldFields* held_fields, const Chunk& chunk, size_t i) {
+  if (held_fields == nullptr || chunk.field != kGraphInitializer) return nullptr;
+  return held_fields->FusedInitializer(i);
+}
+
+// The size of a raw data field of `size` bytes.
+size_t RawDataFieldSize(size_t size) {
+  return VarintSize(LengthDelimitedTag(kTensorRawData)) + VarintSize(size) + size;
+}
+
 // Sizes `chunk`, caching every message's size for the serializer.
-void SizeChunk(const onnx::GraphProto& fields, const NodeFields* node_fields, Chunk& chunk) {
+void SizeChunk(const onnx::GraphProto& fields, const HeldFields* held_fields, Chunk& chunk) {
   chunk.size = 0;
   const size_t tag_size = VarintSize(LengthDelimitedTag(chunk.field));
-  const bool nodes = node_fields != nullptr && chunk.field == kGraphNode;
+  const bool nodes = held_fields != nullptr && chunk.field == kGraphNode;
   for (size_t i = chunk.begin; i < chunk.end; ++i) {
     size_t size = MessageAt(fields, chunk.field, i).ByteSizeLong();
-    if (nodes) size += node_fields->LeadSize(i) + node_fields->Appendix(i).size();
+    if (nodes) size += held_fields->LeadSize(i) + held_fields->Appendix(i).size();
+    if (const FusedBytes* fused = FusedAt(held_fields, chunk, i)) {
+      size += RawDataFieldSize(fused->size());
+    }
     chunk.size += tag_size + VarintSize(size) + size;
   }
 }
@@ -153,12 +167,45 @@ size_t AppendixOffset(const uint8_t* node, size_t size) {
   return size;
 }
 
+// A message's serialized fields with a block of other bytes put among them by field number: the
+// fields numbered below `number` come before the block.
+class FieldSplicer {
+ public:
+  explicit FieldSplicer(const std::string& fields)
+      : emitted_(reinterpret_cast<const uint8_t*>(fields.data())),
+        end_(reinterpret_cast<const uint8_t*>(fields.data() + fields.size())) {}
+
+  // The fields numbered below `number` not given yet. (The field that stops the scan is read
+  // again by the next call: one field per block.)
+  std::span<const std::byte> Before(uint32_t number) {
+    const uint8_t* begin = emitted_;
+    WireScanner scan(emitted_, end_);
+    while (std::optional<WireField> field = scan.Next()) {
+      if (field->number >= number) break;
+      emitted_ = field->end;
+    }
+    return std::as_bytes(std::span(begin, emitted_));
+  }
+  // Every field not given yet.
+  std::span<const std::byte> Rest() {
+    const uint8_t* begin = emitted_;
+    emitted_ = end_;
+    return std::as_bytes(std::span(begin, end_));
+  }
+
+ private:
+  const uint8_t* emitted_;
+  const uint8_t* end_;
+};
+
 // Messages at least this large (a fused bucket's tensor: hundreds of MB) are serialized straight
 // into the sink rather than copied into a chunk's buffer first; a chunk's buffer is handed over
 // once it holds this much.
 constexpr size_t kStreamedMessageBytes = size_t{1} << 20;
 // The buffer for the fields around such a message's large bytes.
 constexpr size_t kStreamBufferBytes = size_t{64} << 10;
+// The buffer a fused initializer's raw data is made in, a part at a time.
+constexpr size_t kFusedBufferBytes = size_t{1} << 20;
 
 // Hands what protobuf serializes into it to the sink at consecutive offsets: small fields through
 // a buffer, large bytes fields (a tensor's raw_data) from where they lie in the message.
@@ -222,11 +269,16 @@ std::span<const std::byte> AsBytes(const std::string& bytes) {
   return std::as_bytes(std::span(bytes.data(), bytes.size()));
 }
 
+void Append(std::string& out, std::span<const std::byte> bytes) {
+  out.append(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+}
+
 // Serializes a sized chunk into the sink at its offset as protobuf writes repeated messages: per
 // message its tag, its length and its bytes, a node's with the fields the graph holds (its lead
-// before, its appendix after its attributes). The bytes go a buffer at a time, a large message's
-// from the message itself: no copy of a fused bucket's hundreds of MB is made.
-Status WriteChunk(const onnx::GraphProto& fields, const NodeFields* node_fields, const Chunk& chunk,
+// before, its appendix after its attributes), a fused initializer's with its raw data. The bytes
+// go a buffer at a time, a large message's from the message itself and a fused initializer's
+// raw data as it is made: no copy of a fused bucket's hundreds of MB is held.
+Status WriteChunk(const onnx::GraphProto& fields, const HeldFields* held_fields, const Chunk& chunk,
                   const PositionalSink& sink) {
   std::string out;
   out.reserve(std::min<uint64_t>(chunk.size, 2 * kStreamedMessageBytes));
@@ -238,15 +290,38 @@ Status WriteChunk(const onnx::GraphProto& fields, const NodeFields* node_fields,
     out.clear();
     return Status::Ok();
   };
-  const bool nodes = node_fields != nullptr && chunk.field == kGraphNode;
+  const bool nodes = held_fields != nullptr && chunk.field == kGraphNode;
+  std::vector<std::byte> fused_buffer;
   for (size_t i = chunk.begin; i < chunk.end; ++i) {
     const MessageLite& message = MessageAt(fields, chunk.field, i);
     const size_t size = static_cast<size_t>(message.GetCachedSize());
-    const size_t lead = nodes ? node_fields->LeadSize(i) : 0;
+    const size_t lead = nodes ? held_fields->LeadSize(i) : 0;
     const std::span<const std::byte> appendix =
-        nodes ? node_fields->Appendix(i) : std::span<const std::byte>();
+        nodes ? held_fields->Appendix(i) : std::span<const std::byte>();
+    const FusedBytes* fused = FusedAt(held_fields, chunk, i);
     AppendVarint(out, LengthDelimitedTag(chunk.field));
-    AppendVarint(out, lead + size + appendix.size());
+    AppendVarint(out, lead + size + appendix.size() +
+                          (fused != nullptr ? RawDataFieldSize(fused->size()) : 0));
+    if (fused != nullptr) {
+      // The message's fields go around the raw data, by field number.
+      std::string message_fields(size, '\0');
+      message.SerializeWithCachedSizesToArray(reinterpret_cast<uint8_t*>(message_fields.data()));
+      FieldSplicer splicer(message_fields);
+      Append(out, splicer.Before(kTensorRawData));
+      AppendVarint(out, LengthDelimitedTag(kTensorRawData));
+      AppendVarint(out, fused->size());
+      ZG_RETURN_IF_ERROR(hand_over());
+      if (fused->size() > 0) {
+        fused_buffer.resize(std::min(fused->size(), kFusedBufferBytes));
+        ZG_RETURN_IF_ERROR(fused->Write(fused_buffer, [&](std::span<const std::byte> bytes) {
+          ZG_RETURN_IF_ERROR(sink(offset, bytes));
+          offset += bytes.size();
+          return Status::Ok();
+        }));
+      }
+      Append(out, splicer.Rest());
+      continue;
+    }
     if (size >= kStreamedMessageBytes && lead == 0 && appendix.empty()) {
       ZG_RETURN_IF_ERROR(hand_over());
       ZG_RETURN_IF_ERROR(StreamMessage(message, sink, offset));
@@ -257,7 +332,7 @@ Status WriteChunk(const onnx::GraphProto& fields, const NodeFields* node_fields,
     out.resize(at + lead + size);
     auto* bytes = reinterpret_cast<uint8_t*>(out.data() + at);
     if (nodes) {
-      const uint8_t* lead_end = node_fields->WriteLead(i, bytes);
+      const uint8_t* lead_end = held_fields->WriteLead(i, bytes);
       ZG_CHECK(lead_end == bytes + lead, "node ", i, ": its names took ", lead_end - bytes,
                " bytes, not the ", lead, " sized");
     }
@@ -274,48 +349,27 @@ Status WriteChunk(const onnx::GraphProto& fields, const NodeFields* node_fields,
   return Status::Ok();
 }
 
-// A message's serialized fields with a block of other bytes put among them by field number: the
-// fields numbered below `number` come before the block.
-class FieldSplicer {
- public:
-  explicit FieldSplicer(const std::string& fields)
-      : emitted_(reinterpret_cast<const uint8_t*>(fields.data())),
-        end_(reinterpret_cast<const uint8_t*>(fields.data() + fields.size())) {}
-
-  // The fields numbered below `number` not given yet. (The field that stops the scan is read
-  // again by the next call: one field per block.)
-  std::span<const std::byte> Before(uint32_t number) {
-    const uint8_t* begin = emitted_;
-    WireScanner scan(emitted_, end_);
-    while (std::optional<WireField> field = scan.Next()) {
-      if (field->number >= number) break;
-      emitted_ = field->end;
-    }
-    return std::as_bytes(std::span(begin, emitted_));
-  }
-  // Every field not given yet.
-  std::span<const std::byte> Rest() {
-    const uint8_t* begin = emitted_;
-    emitted_ = end_;
-    return std::as_bytes(std::span(begin, end_));
-  }
-
- private:
-  const uint8_t* emitted_;
-  const uint8_t* end_;
-};
-
 Status SerializePlainly(const onnx::ModelProto& model, const PositionalSink& sink,
-                        const NodeFields* node_fields) {
+                        const HeldFields* held_fields) {
   std::string bytes;
-  if (node_fields == nullptr) {
+  if (held_fields == nullptr) {
     ZG_RETURN_IF_NOT(model.SerializeToString(&bytes), "cannot serialize the model");
     return sink(0, AsBytes(bytes));
   }
   // Rare (unknown fields), so the graph's fields go into a copy rather than beside the serializer.
   onnx::ModelProto copy = model;
   for (int i = 0; i < copy.graph().node_size(); ++i) {
-    node_fields->AddTo(static_cast<size_t>(i), *copy.mutable_graph()->mutable_node(i));
+    held_fields->AddTo(static_cast<size_t>(i), *copy.mutable_graph()->mutable_node(i));
+  }
+  for (int i = 0; i < copy.graph().initializer_size(); ++i) {
+    const FusedBytes* fused = held_fields->FusedInitializer(static_cast<size_t>(i));
+    if (fused == nullptr) continue;
+    std::string raw(fused->size(), '\0');
+    if (!raw.empty()) {
+      ZG_RETURN_IF_ERROR(fused->Write(std::as_writable_bytes(std::span(raw)),
+                                      [](std::span<const std::byte>) { return Status::Ok(); }));
+    }
+    copy.mutable_graph()->mutable_initializer(i)->set_raw_data(std::move(raw));
   }
   ZG_RETURN_IF_NOT(copy.SerializeToString(&bytes), "cannot serialize the model");
   return sink(0, AsBytes(bytes));
@@ -324,17 +378,17 @@ Status SerializePlainly(const onnx::ModelProto& model, const PositionalSink& sin
 }  // namespace
 
 Status SerializeModel(onnx::ModelProto& model, int threads, const PositionalSink& sink,
-                      const NodeFields* node_fields) {
+                      const HeldFields* held_fields) {
   if (!model.has_graph() || !model.unknown_fields().empty() ||
       !model.graph().unknown_fields().empty()) {
-    return SerializePlainly(model, sink, node_fields);
+    return SerializePlainly(model, sink, held_fields);
   }
   onnx::GraphProto& graph = *model.mutable_graph();
   const RepeatedFieldsAside aside(graph);
   const onnx::GraphProto& fields = aside.fields();
   std::vector<Chunk> chunks = ChunksOf(fields);
   ZG_RETURN_IF_ERROR(ParallelFor(chunks.size(), threads, [&](size_t c) {
-    SizeChunk(fields, node_fields, chunks[c]);
+    SizeChunk(fields, held_fields, chunks[c]);
     return Status::Ok();
   }));
 
@@ -374,7 +428,7 @@ Status SerializeModel(onnx::ModelProto& model, int threads, const PositionalSink
   ZG_RETURN_IF_ERROR(put(graph_splicer.Rest()));
   ZG_RETURN_IF_ERROR(put(model_splicer.Rest()));
   return ParallelFor(chunks.size(), threads,
-                     [&](size_t c) { return WriteChunk(fields, node_fields, chunks[c], sink); });
+                     [&](size_t c) { return WriteChunk(fields, held_fields, chunks[c], sink); });
 }
 
 }  // namespace zerograph

@@ -29,11 +29,11 @@ using PositionalSink = std::function<Status(uint64_t offset, std::span<const std
 // chunk of them at a time at its offset: no thread waits for another's bytes, and no copy of the
 // whole model is held: a message of a megabyte or more (a fused bucket's tensor) goes to the sink
 // with its large bytes fields as they lie in it, uncopied. A model or graph with unknown fields
-// (which protobuf writes last) is serialized plainly. `node_fields`, when given, adds the fields a
-// graph holds for the model's nodes as if their messages held them (Graph::NodeFields). `model`
+// (which protobuf writes last) is serialized plainly. `held_fields`, when given, adds the fields a
+// graph holds for the model's nodes as if their messages held them (Graph::HeldFields). `model`
 // is changed during the call only.
 Status SerializeModel(onnx::ModelProto& model, int threads, const PositionalSink& sink,
-                      const Graph::NodeFields* node_fields = nullptr);
+                      const Graph::HeldFields* held_fields = nullptr);
 
 }  // namespace zerograph
 

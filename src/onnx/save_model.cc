@@ -104,7 +104,7 @@ Status CheckFitsIrVersion8(const onnx::GraphProto& graph) {
 // start.
 constexpr size_t kSerializeMessagesPerThread = 32768;
 
-Status WriteModel(onnx::ModelProto& model, const Graph::NodeFields& node_fields,
+Status WriteModel(onnx::ModelProto& model, const Graph::HeldFields& held_fields,
                   const AtomicFile& file) {
   const onnx::GraphProto& graph = model.graph();
   const size_t messages =
@@ -115,7 +115,7 @@ Status WriteModel(onnx::ModelProto& model, const Graph::NodeFields& node_fields,
       [&](uint64_t offset, std::span<const std::byte> bytes) {
         return file.WriteAt(bytes, offset);
       },
-      &node_fields);
+      &held_fields);
 }
 
 Status SaveModelImpl(Graph& graph, const std::string& path, const std::function<Status()>& check) {
@@ -137,11 +137,11 @@ Status SaveModelImpl(Graph& graph, const std::string& path, const std::function<
   auto write_external = [&](const Tensor& tensor, onnx::TensorProto& copy) {
     return data_writer.Write(tensor, copy);
   };
-  auto write_model = [&](onnx::ModelProto& model, const Graph::NodeFields& node_fields) -> Status {
+  auto write_model = [&](onnx::ModelProto& model, const Graph::HeldFields& held_fields) -> Status {
     if (loaded_ir_version > kWrittenIrVersion) {
       ZG_RETURN_IF_ERROR(CheckFitsIrVersion8(model.graph()));
     }
-    return WriteModel(model, node_fields, *model_file);
+    return WriteModel(model, held_fields, *model_file);
   };
   Status written = graph.WithModelProto(write_external, write_model);
   graph.SetIrVersion(loaded_ir_version);

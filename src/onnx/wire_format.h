@@ -24,6 +24,8 @@ inline constexpr uint32_t kNodeInput = 1;
 inline constexpr uint32_t kNodeOutput = 2;
 inline constexpr uint32_t kNodeName = 3;
 inline constexpr uint32_t kNodeAttribute = 5;
+// TensorProto's raw data, which the graph makes for a fused initializer (FusedBytes).
+inline constexpr uint32_t kTensorRawData = 9;
 
 inline constexpr int kWireVarint = 0;
 inline constexpr int kWireFixed64 = 1;

@@ -9,7 +9,6 @@
 #include <vector>
 
 #include "core/parallelism.h"
-#include "passes/buffer_fusion.h"
 #include "passes/sharding_candidates.h"
 #include "zerograph/ir/graph.h"
 #include "zerograph/ir/optimizer_signature.h"
@@ -82,7 +81,6 @@ class ShardingRewriter {
     std::future<std::string> layout_json = RunOnTheSide([this] { return layout_.ToJson(); });
     ZG_RETURN_IF_ERROR(RetireOptimizers());
     UpdateMetadata(layout_json.get());
-    ZG_RETURN_IF_ERROR(fusion_.Finish(graph_));
     stats = Stats();
     return true;
   }
@@ -194,17 +192,17 @@ class ShardingRewriter {
     bucket.shard_size = bucket.total / n;
 
     // Fused parameter and state buffers replace the per-parameter initializers. Their bytes are
-    // filled on the side (see BufferFusion) while the rewrite goes on.
+    // made from the parameters' and states' tensors when the graph is written (FusedBytes).
     Value* fused =
         graph_.AddInitializer(prefix, dtype, std::vector<int64_t>{bucket.total}, std::string());
     Value* master_buffer = nullptr;
     if (master) {
       master_buffer = graph_.AddInitializer(StrCat(prefix, ".master"), DataType::kFloat32,
                                             std::vector<int64_t>{bucket.total}, std::string());
-      fusion_.Add(master_buffer, params, offsets, bucket.total, DataType::kFloat32);
+      ZG_RETURN_IF_ERROR(Fuse(master_buffer, params, offsets, bucket.total, DataType::kFloat32));
       ++master_buckets_;
     }
-    fusion_.Add(fused, std::move(params), offsets, bucket.total, dtype);
+    ZG_RETURN_IF_ERROR(Fuse(fused, std::move(params), offsets, bucket.total, dtype));
     bucket.param_buffer = std::string(fused->name());
     std::vector<Value*> fused_states;
     for (int s = 0; s < lead.signature.num_states; ++s) {
@@ -216,7 +214,7 @@ class ShardingRewriter {
       const DataType state_dtype = master ? DataType::kFloat32 : states.front()->dtype();
       Value* state = graph_.AddInitializer(StrCat(prefix, ".state", s), state_dtype,
                                            std::vector<int64_t>{bucket.total}, std::string());
-      fusion_.Add(state, std::move(states), offsets, bucket.total, state_dtype);
+      ZG_RETURN_IF_ERROR(Fuse(state, std::move(states), offsets, bucket.total, state_dtype));
       fused_states.push_back(state);
       bucket.state_buffers.emplace_back(state->name());
       bucket.state_dtypes.push_back(state_dtype);
@@ -485,6 +483,14 @@ class ShardingRewriter {
     return Status::Ok();
   }
 
+  // Makes initializer `target`'s bytes from `sources`, each at its element offset.
+  Status Fuse(Value* target, std::vector<const Tensor*> sources,
+              const std::vector<int64_t>& offsets, int64_t total, DataType dtype) {
+    ZG_ASSIGN_OR_RETURN(std::shared_ptr<const FusedBytes> bytes,
+                        FusedBytes::Make(std::move(sources), offsets, total, dtype));
+    return graph_.SetInitializerBytes(target, std::move(bytes));
+  }
+
   // Inserts AllReduce(avg) after `gradient` and makes `reader` input `index` read the result.
   Value* AllReduce(Value* gradient, Node& reader, size_t index) {
     Node* producer = gradient->producer();
@@ -613,7 +619,6 @@ class ShardingRewriter {
   std::vector<std::pair<std::string, std::string>> binding_;
   int64_t padding_bytes_ = 0;
   int64_t master_buckets_ = 0;
-  BufferFusion fusion_;
 };
 
 }  // namespace

@@ -170,7 +170,7 @@ TEST_F(GraphTest, Attributes) {
 onnx::ModelProto WrittenModel(Graph& graph) {
   onnx::ModelProto written;
   const Status status = graph.WithModelProto(
-      nullptr, [&](const onnx::ModelProto& model, const Graph::NodeFields& fields) {
+      nullptr, [&](const onnx::ModelProto& model, const Graph::HeldFields& fields) {
         written = model;
         for (int i = 0; i < written.graph().node_size(); ++i) {
           fields.AddTo(static_cast<size_t>(i), *written.mutable_graph()->mutable_node(i));
@@ -254,7 +254,7 @@ TEST_F(GraphTest, SetDimParamNamesTheDimEverywhereTheTypeIsWritten) {
   EXPECT_EQ(out->type()->ToString(), "float[?,4]");
   ASSERT_TRUE(graph_
                   .WithModelProto(nullptr,
-                                  [&](const onnx::ModelProto& model, const Graph::NodeFields&) {
+                                  [&](const onnx::ModelProto& model, const Graph::HeldFields&) {
                                     const onnx::GraphProto& g = model.graph();
                                     const auto& in = g.input(1).type().tensor_type().shape();
                                     EXPECT_EQ(in.dim(0).dim_param(), "batch");

@@ -45,7 +45,7 @@ std::vector<std::string> WrittenDims(Graph& graph, bool input, size_t index) {
   std::vector<std::string> dims;
   EXPECT_TRUE(graph
                   .WithModelProto(nullptr,
-                                  [&](const onnx::ModelProto& model, const Graph::NodeFields&) {
+                                  [&](const onnx::ModelProto& model, const Graph::HeldFields&) {
                                     const onnx::ValueInfoProto& info =
                                         input ? model.graph().input(static_cast<int>(index))
                                               : model.graph().output(static_cast<int>(index));

@@ -355,7 +355,7 @@ TEST(ModelParserTest, HandsParsedBytesOverAsItGoes) {
 
 // What SerializeModel hands over, put together.
 StatusOr<std::string> SerializeInPieces(onnx::ModelProto& model, int threads,
-                                        const Graph::NodeFields* node_fields = nullptr) {
+                                        const Graph::HeldFields* held_fields = nullptr) {
   std::mutex mutex;
   std::string out;
   ZG_RETURN_IF_ERROR(SerializeModel(
@@ -366,7 +366,7 @@ StatusOr<std::string> SerializeInPieces(onnx::ModelProto& model, int threads,
         std::memcpy(out.data() + offset, bytes.data(), bytes.size());
         return Status::Ok();
       },
-      node_fields));
+      held_fields));
   return out;
 }
 
@@ -388,9 +388,9 @@ TEST(ModelWriterTest, WritesWhatProtobufWritesOnAnyNumberOfThreads) {
 }
 
 // Node fields held beside the messages, given in wire format.
-class GivenNodeFields final : public Graph::NodeFields {
+class GivenHeldFields final : public Graph::HeldFields {
  public:
-  explicit GivenNodeFields(size_t nodes) : leads(nodes), appendices(nodes) {}
+  explicit GivenHeldFields(size_t nodes) : leads(nodes), appendices(nodes) {}
   size_t LeadSize(size_t index) const override { return leads[index].size(); }
   uint8_t* WriteLead(size_t index, uint8_t* out) const override {
     return std::copy(leads[index].begin(), leads[index].end(), out);
@@ -405,13 +405,13 @@ class GivenNodeFields final : public Graph::NodeFields {
 
 // The fields a graph holds for its nodes are written as protobuf writes the nodes holding them:
 // the names first, a role after the attributes, before the doc string and domain.
-TEST(ModelWriterTest, WritesTheGraphsNodeFieldsAsIfTheNodesHeldThem) {
+TEST(ModelWriterTest, WritesTheGraphsHeldFieldsAsIfTheNodesHeldThem) {
   for (int nodes : {1, 255, 257, 5000}) {
     for (bool unknown_field : {false, true}) {
       onnx::ModelProto holding;
       ASSERT_TRUE(holding.ParseFromString(MixedModel(nodes, unknown_field)));
       // Every second node has later fields; every third gets a role attribute of its own.
-      GivenNodeFields fields(static_cast<size_t>(nodes));
+      GivenHeldFields fields(static_cast<size_t>(nodes));
       for (int i = 0; i < nodes; ++i) {
         onnx::NodeProto& node = *holding.mutable_graph()->mutable_node(i);
         if (i % 2 == 0) {

@@ -16,6 +16,7 @@
 
 #include "test_models.h"
 #include "zerograph/core/status.h"
+#include "zerograph/ir/fused_bytes.h"
 #include "zerograph/ir/graph.h"
 #include "zerograph/ir/tensor.h"
 #include "zerograph/onnx/load_model.h"
@@ -297,6 +298,97 @@ TEST_F(SaveModelTest, SavesGraphBuiltInMemory) {
   EXPECT_EQ((*reloaded)->num_nodes(), 1u);
   EXPECT_EQ(BytesOf(**reloaded, "w"), bytes);
   EXPECT_EQ(FolderContents(folder_.path()), (std::vector<std::string>{"built.onnx"}));
+}
+
+// A graph with an initializer fused from two others (1.6 MB: the writer makes it a buffer at a
+// time), and a Relu reading it.
+struct FusedGraph {
+  Graph graph;
+  Value* fused = nullptr;
+  std::string expected;  // the fused initializer's bytes
+};
+
+void BuildFusedGraph(FusedGraph& g, bool materialized) {
+  constexpr int64_t kTotal = 400'000;
+  g.graph.SetOpsetVersion("", 17);
+  const std::string a = Floats({1, 2}), b = Floats({3});
+  auto add = [&](std::string_view name, const std::string& bytes) {
+    return g.graph
+        .AddInitializer(name, DataType::kFloat32,
+                        std::vector<int64_t>{static_cast<int64_t>(bytes.size() / sizeof(float))},
+                        std::as_bytes(std::span(bytes.data(), bytes.size())))
+        ->initializer();
+  };
+  const Tensor* a_tensor = add("a", a);
+  const Tensor* b_tensor = add("b", b);
+  g.expected.assign(kTotal * sizeof(float), '\0');
+  g.expected.replace(sizeof(float), a.size(), a);
+  g.expected.replace(300'000 * sizeof(float), b.size(), b);
+  g.fused = g.graph.AddInitializer("fused", DataType::kFloat32, std::vector<int64_t>{kTotal},
+                                   std::string());
+  StatusOr<std::shared_ptr<const FusedBytes>> bytes =
+      FusedBytes::Make({a_tensor, b_tensor}, {1, 300'000}, kTotal, DataType::kFloat32);
+  ASSERT_TRUE(bytes.ok()) << bytes.status().ToString();
+  const Status set = materialized ? g.graph.SetInitializerBytes(g.fused, std::string(g.expected))
+                                  : g.graph.SetInitializerBytes(g.fused, std::move(*bytes));
+  ASSERT_TRUE(set.ok()) << set.ToString();
+  Node* relu = g.graph.AddNode("Relu", "", {g.fused}, {"y"}, "relu");
+  g.graph.SetValueType(relu->output(0),
+                       TensorType{DataType::kFloat32, std::vector<int64_t>{kTotal}});
+  g.graph.AddOutput(relu->output(0));
+}
+
+std::string FileBytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// A fused initializer's bytes, made as they are written, give the file that holding them would:
+// byte for byte, and they read back.
+TEST_F(SaveModelTest, WritesAFusedInitializerAsIfItHeldItsBytes) {
+  FusedGraph made, held;
+  BuildFusedGraph(made, /*materialized=*/false);
+  BuildFusedGraph(held, /*materialized=*/true);
+  ASSERT_NE(made.fused->initializer()->fused_bytes(), nullptr);
+  ASSERT_TRUE(SaveModel(made.graph, folder_.Path("made.onnx")).ok());
+  ASSERT_TRUE(SaveModel(held.graph, folder_.Path("held.onnx")).ok());
+  const std::string bytes = FileBytes(folder_.Path("made.onnx"));
+  EXPECT_GT(bytes.size(), made.expected.size());
+  EXPECT_TRUE(bytes == FileBytes(folder_.Path("held.onnx")));
+  StatusOr<std::unique_ptr<Graph>> reloaded = LoadModel(folder_.Path("made.onnx"));
+  ASSERT_TRUE(reloaded.ok()) << reloaded.status().ToString();
+  EXPECT_TRUE(BytesOf(**reloaded, "fused") == made.expected);
+}
+
+// A model with fields this build does not know is written plainly, by protobuf: a fused
+// initializer's bytes go into the message then.
+TEST_F(SaveModelTest, WritesAFusedInitializerOfAModelWithUnknownFields) {
+  StatusOr<onnx::ModelProto> model = ParseModelText(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[2] x) => (float[2] y) <float[2] a = {1.0, 2.0}> { y = Add(x, a) }
+  )");
+  ASSERT_TRUE(model.ok()) << model.status().ToString();
+  // Field 103 of ModelProto, a varint: unknown to ONNX.
+  ASSERT_TRUE(
+      WriteBytesFile(model->SerializeAsString() + "\xb8\x06\x01", folder_.Path("in.onnx")).ok());
+  StatusOr<std::unique_ptr<Graph>> graph = LoadModel(folder_.Path("in.onnx"));
+  ASSERT_TRUE(graph.ok()) << graph.status().ToString();
+  Value* fused =
+      (*graph)->AddInitializer("fused", DataType::kFloat32, std::vector<int64_t>{4}, std::string());
+  StatusOr<std::shared_ptr<const FusedBytes>> bytes =
+      FusedBytes::Make({(*graph)->FindValue("a")->initializer()}, {2}, 4, DataType::kFloat32);
+  ASSERT_TRUE(bytes.ok());
+  ASSERT_TRUE((*graph)->SetInitializerBytes(fused, std::move(*bytes)).ok());
+  Node* relu = (*graph)->AddNode("Relu", "", {fused}, {"z"}, "relu");
+  (*graph)->SetValueType(relu->output(0), TensorType{DataType::kFloat32, std::vector<int64_t>{4}});
+  (*graph)->AddOutput(relu->output(0));
+  ASSERT_TRUE(SaveModel(**graph, folder_.Path("out.onnx")).ok());
+  StatusOr<onnx::ModelProto> written = ReadModelProto(folder_.Path("out.onnx"));
+  ASSERT_TRUE(written.ok()) << written.status().ToString();
+  EXPECT_FALSE(written->unknown_fields().empty());
+  StatusOr<std::unique_ptr<Graph>> reloaded = LoadModel(folder_.Path("out.onnx"));
+  ASSERT_TRUE(reloaded.ok()) << reloaded.status().ToString();
+  EXPECT_EQ(BytesOf(**reloaded, "fused"), Floats({0, 0, 1, 2}));
 }
 
 }  // namespace

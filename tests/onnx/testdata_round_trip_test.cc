@@ -85,7 +85,7 @@ std::string TypeText(const Value* value) {
 std::string AssembledModel(Graph& graph) {
   std::string bytes;
   Status status = graph.WithModelProto(
-      Graph::ExternalDataWriter(), [&](const onnx::ModelProto& m, const Graph::NodeFields& fields) {
+      Graph::ExternalDataWriter(), [&](const onnx::ModelProto& m, const Graph::HeldFields& fields) {
         onnx::ModelProto copy = m;
         copy.clear_ir_version();
         // The names and roles the IR writes with the nodes.

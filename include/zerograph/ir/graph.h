@@ -115,7 +115,7 @@ struct StoredNodeRange {
 // place, so that what a pass does not touch is saved exactly as it was loaded: attributes of every
 // kind, doc strings, functions, unknown fields. The names of nodes and of the values they define
 // it holds itself, once each, and writes into the nodes' messages as they are saved
-// (NodeFields): as strings of the messages, a name per use, they were most of a large graph's
+// (HeldFields): as strings of the messages, a name per use, they were most of a large graph's
 // memory. Every edit the passes need is O(1) amortized: insert, erase, move, "is A before B",
 // users of a value.
 class Graph {
@@ -169,6 +169,9 @@ class Graph {
   // Sets the bytes (ONNX raw layout) of initializer `value`, which must be as many as its type
   // needs: a pass may fill a large buffer elsewhere while it edits the graph.
   Status SetInitializerBytes(Value* value, std::string&& raw_bytes);
+  // Makes initializer `value`'s bytes from other tensors of the graph (`fused`, as many bytes as
+  // its type needs): they are made when the graph is written or the bytes are read.
+  Status SetInitializerBytes(Value* value, std::shared_ptr<const FusedBytes> fused);
   void AddOutput(Value* value);
   // Makes graph output `index` read `value` instead.
   void SetOutput(size_t index, Value* value);
@@ -266,15 +269,16 @@ class Graph {
   // bytes where the saved model expects them.
   using ExternalDataWriter = std::function<Status(const Tensor&, onnx::TensorProto& copy)>;
 
-  // The fields of the model's nodes that the graph holds instead of their messages, for the
-  // writer to write as protobuf would if the messages held them: a node's inputs, outputs and
-  // name (fields 1-3, which come before every field a message holds: a message per name would be
-  // most of a large graph's memory), and a role set by SetRole (after the node's attributes: an
-  // attribute message per node would be 110 MB at a million nodes). Indexed by a node's position
-  // in the model; read from several threads at once.
-  class NodeFields {
+  // The fields of the model's nodes and initializers that the graph holds instead of their
+  // messages, for the writer to write as protobuf would if the messages held them: a node's
+  // inputs, outputs and name (fields 1-3, which come before every field a message holds: a
+  // message per name would be most of a large graph's memory), a role set by SetRole (after the
+  // node's attributes: an attribute message per node would be 110 MB at a million nodes), and a
+  // fused initializer's raw data (FusedBytes). Indexed by a node's or initializer's position in
+  // the model; read from several threads at once.
+  class HeldFields {
    public:
-    virtual ~NodeFields() = default;
+    virtual ~HeldFields() = default;
     // Node `index`'s inputs, outputs and name in wire format: their size, and writing them at
     // `out` (returns the end).
     virtual size_t LeadSize(size_t index) const = 0;
@@ -283,14 +287,17 @@ class Graph {
     virtual std::span<const std::byte> Appendix(size_t index) const = 0;
     // Adds the fields to `node`, node `index`'s message: what a reader of the file parses.
     void AddTo(size_t index, onnx::NodeProto& node) const;
+    // Initializer `index`'s raw data when the graph makes it (its message then holds none), else
+    // null.
+    virtual const FusedBytes* FusedInitializer(size_t /*index*/) const { return nullptr; }
   };
 
   // Assembles the ONNX model in schedule order and hands it to `consume` (which serializes it),
-  // with the fields its nodes' messages lack (NodeFields). External initializers are passed
+  // with the fields its nodes' messages lack (HeldFields). External initializers are passed
   // through `write_external` first. The message is valid only during the call; `consume` may
   // change it meanwhile (a parallel serializer takes fields out) if it leaves it as it was.
   Status WithModelProto(const ExternalDataWriter& write_external,
-                        const std::function<Status(onnx::ModelProto&, const NodeFields&)>& consume);
+                        const std::function<Status(onnx::ModelProto&, const HeldFields&)>& consume);
 
  private:
   friend class Node;

@@ -152,7 +152,7 @@ class Node {
   const onnx::AttributeProto* FindAttribute(std::string_view name) const;
 
   // The node's ONNX message, without its name, inputs and outputs: the graph holds those, and
-  // the writer writes them with the message (Graph::NodeFields).
+  // the writer writes them with the message (Graph::HeldFields).
   const onnx::NodeProto& proto() const { return *proto_; }
 
  private:
@@ -186,7 +186,7 @@ class Node {
   int64_t bucket_ = -1;
   std::string_view stream_;
   // The size of the node's inputs, outputs and name in wire format, which the writer needs for
-  // every node (Graph::NodeFields): known from loading, and unknown again after an edit of them.
+  // every node (Graph::HeldFields): known from loading, and unknown again after an edit of them.
   // Computing it reads every input's value, a cache miss each.
   static constexpr uint32_t kLeadSizeUnknown = UINT32_MAX;
   uint32_t lead_size_ = kLeadSizeUnknown;

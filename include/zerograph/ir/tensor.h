@@ -12,6 +12,7 @@
 #include "zerograph/core/mapped_file.h"
 #include "zerograph/core/status.h"
 #include "zerograph/ir/dtype.h"
+#include "zerograph/ir/fused_bytes.h"
 #include "zerograph/ir/graph_key.h"
 
 namespace onnx {
@@ -22,7 +23,8 @@ namespace zerograph {
 
 // The data of an initializer. Bytes are never copied on load: inline `raw_data` stays in the parsed
 // message, external data stays in a read-only mapping of its file. Typed fields (`float_data`, ...)
-// are converted to little-endian bytes on first use.
+// are converted to little-endian bytes on first use, as are a fused initializer's bytes (made from
+// other tensors, FusedBytes), which the writer otherwise streams into the file.
 class Tensor {
  public:
   explicit Tensor(GraphKey) {}
@@ -38,6 +40,9 @@ class Tensor {
 
   // True when the bytes live in an external data file next to the model.
   bool is_external() const { return external_file_ != nullptr; }
+  // The bytes' recipe when they are made from other tensors, else null: the message then holds no
+  // data.
+  const FusedBytes* fused_bytes() const { return fused_.get(); }
 
   // The tensor's bytes in ONNX's raw layout (little-endian, row-major). Fails for string tensors
   // and for typed data whose length does not match the shape. Safe to call from several threads
@@ -54,8 +59,9 @@ class Tensor {
   // For external data: the mapping and this tensor's byte range in it.
   std::shared_ptr<const MappedFile> external_file_;
   std::span<const std::byte> external_bytes_;
-  // Typed data converted to raw bytes on the first Bytes() call; `converted_` is written once,
-  // before `converted_valid_` is set.
+  std::shared_ptr<const FusedBytes> fused_;
+  // Typed data converted to raw bytes, or fused bytes made, on the first Bytes() call; `converted_`
+  // is written once, before `converted_valid_` is set.
   mutable std::vector<std::byte> converted_;
   mutable std::atomic<bool> converted_valid_{false};
 };
