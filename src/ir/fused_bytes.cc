@@ -28,7 +28,7 @@ StatusOr<std::shared_ptr<const FusedBytes>> FusedBytes::Make(std::vector<const T
 
 Status FusedBytes::Write(std::span<std::byte> buffer,
                          const std::function<Status(std::span<const std::byte>)>& put) const {
-  ZG_RET_CHECK(!buffer.empty(), "no buffer to write a fused tensor through");
+  ZG_RET_CHECK(!buffer.empty() || size_ == 0, "no buffer to write a fused tensor through");
   size_t used = 0;
   // Appends `size` bytes from `data` (zeros when null), handing the buffer over when full.
   auto append = [&](const std::byte* data, size_t size) -> Status {
@@ -66,6 +66,12 @@ Status FusedBytes::Write(std::span<std::byte> buffer,
   ZG_RETURN_IF_ERROR(append(nullptr, size_ - written));
   if (used > 0) ZG_RETURN_IF_ERROR(put(buffer.first(used)));
   return Status::Ok();
+}
+
+Status FusedBytes::Fill(std::span<std::byte> out) const {
+  ZG_RET_CHECK(out.size() == size_, "a fused tensor of ", size_, " bytes, filled into ",
+               out.size());
+  return Write(out, [](std::span<const std::byte>) { return Status::Ok(); });
 }
 
 }  // namespace zerograph

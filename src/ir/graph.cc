@@ -180,42 +180,35 @@ Value* Graph::AddInitializer(std::string_view name, DataType dtype, std::span<co
   return value;
 }
 
-Status Graph::SetInitializerBytes(Value* value, std::string&& raw_bytes) {
+StatusOr<Tensor*> Graph::DropInitializerData(Value* value, size_t new_size) {
   Tensor* tensor = value->initializer_;
   ZG_RET_CHECK(tensor != nullptr && !tensor->is_external(), "'", value->name(),
                "' is not an initializer held in the model");
-  ZG_RET_CHECK(raw_bytes.size() == static_cast<size_t>(tensor->byte_size()), "initializer '",
-               value->name(), "' needs ", tensor->byte_size(), " bytes, not ", raw_bytes.size());
+  ZG_RET_CHECK(new_size == static_cast<size_t>(tensor->byte_size()), "initializer '", value->name(),
+               "' needs ", tensor->byte_size(), " bytes, not ", new_size);
   onnx::TensorProto* proto = tensor->proto_;
-  // Typed data would be read instead of (or besides) the raw bytes.
-  proto->clear_float_data();
-  proto->clear_int32_data();
-  proto->clear_int64_data();
-  proto->clear_double_data();
-  proto->clear_uint64_data();
-  proto->set_raw_data(std::move(raw_bytes));
-  tensor->fused_.reset();
-  tensor->converted_valid_.store(false, std::memory_order_relaxed);
-  tensor->converted_.clear();
-  return Status::Ok();
-}
-
-Status Graph::SetInitializerBytes(Value* value, std::shared_ptr<const FusedBytes> fused) {
-  Tensor* tensor = value->initializer_;
-  ZG_RET_CHECK(tensor != nullptr && !tensor->is_external(), "'", value->name(),
-               "' is not an initializer held in the model");
-  ZG_RET_CHECK(fused->size() == static_cast<size_t>(tensor->byte_size()), "initializer '",
-               value->name(), "' needs ", tensor->byte_size(), " bytes, not ", fused->size());
-  onnx::TensorProto* proto = tensor->proto_;
+  // Typed data would be read instead of (or besides) the new bytes.
   proto->clear_raw_data();
   proto->clear_float_data();
   proto->clear_int32_data();
   proto->clear_int64_data();
   proto->clear_double_data();
   proto->clear_uint64_data();
-  tensor->fused_ = std::move(fused);
+  tensor->fused_.reset();
   tensor->converted_valid_.store(false, std::memory_order_relaxed);
   tensor->converted_.clear();
+  return tensor;
+}
+
+Status Graph::SetInitializerBytes(Value* value, std::string&& raw_bytes) {
+  ZG_ASSIGN_OR_RETURN(Tensor * tensor, DropInitializerData(value, raw_bytes.size()));
+  tensor->proto_->set_raw_data(std::move(raw_bytes));
+  return Status::Ok();
+}
+
+Status Graph::SetInitializerBytes(Value* value, std::shared_ptr<const FusedBytes> fused) {
+  ZG_ASSIGN_OR_RETURN(Tensor * tensor, DropInitializerData(value, fused->size()));
+  tensor->fused_ = std::move(fused);
   return Status::Ok();
 }
 

@@ -59,11 +59,8 @@ StatusOr<std::span<const std::byte>> Tensor::Bytes() const {
       ZG_RET_CHECK(fused_->size() == expected, "tensor '", name(), "' is fused from ",
                    fused_->size(), " bytes, but its shape and type need ", expected);
       made.resize(expected);
-      if (!made.empty()) {
-        ZG_RETURN_IF_ERROR(
-            fused_->Write(made, [](std::span<const std::byte>) { return Status::Ok(); })
-                .WithContext(StrCat("making fused tensor '", name(), "'")));
-      }
+      ZG_RETURN_IF_ERROR(
+          fused_->Fill(made).WithContext(StrCat("making fused tensor '", name(), "'")));
     }
     // One lock for every tensor: few tensors hold typed data or fused bytes, and each converts
     // once.

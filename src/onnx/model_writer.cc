@@ -198,7 +198,7 @@ class FieldSplicer {
   const uint8_t* end_;
 };
 
-// Messages at least this large (a fused bucket's tensor: hundreds of MB) are serialized straight
+// Messages at least this large (a large tensor held in the model) are serialized straight
 // into the sink rather than copied into a chunk's buffer first; a chunk's buffer is handed over
 // once it holds this much.
 constexpr size_t kStreamedMessageBytes = size_t{1} << 20;
@@ -311,14 +311,12 @@ Status WriteChunk(const onnx::GraphProto& fields, const HeldFields* held_fields,
       AppendVarint(out, LengthDelimitedTag(kTensorRawData));
       AppendVarint(out, fused->size());
       ZG_RETURN_IF_ERROR(hand_over());
-      if (fused->size() > 0) {
-        fused_buffer.resize(std::min(fused->size(), kFusedBufferBytes));
-        ZG_RETURN_IF_ERROR(fused->Write(fused_buffer, [&](std::span<const std::byte> bytes) {
-          ZG_RETURN_IF_ERROR(sink(offset, bytes));
-          offset += bytes.size();
-          return Status::Ok();
-        }));
-      }
+      fused_buffer.resize(std::min(fused->size(), kFusedBufferBytes));
+      ZG_RETURN_IF_ERROR(fused->Write(fused_buffer, [&](std::span<const std::byte> bytes) {
+        ZG_RETURN_IF_ERROR(sink(offset, bytes));
+        offset += bytes.size();
+        return Status::Ok();
+      }));
       Append(out, splicer.Rest());
       continue;
     }
@@ -365,10 +363,7 @@ Status SerializePlainly(const onnx::ModelProto& model, const PositionalSink& sin
     const FusedBytes* fused = held_fields->FusedInitializer(static_cast<size_t>(i));
     if (fused == nullptr) continue;
     std::string raw(fused->size(), '\0');
-    if (!raw.empty()) {
-      ZG_RETURN_IF_ERROR(fused->Write(std::as_writable_bytes(std::span(raw)),
-                                      [](std::span<const std::byte>) { return Status::Ok(); }));
-    }
+    ZG_RETURN_IF_ERROR(fused->Fill(std::as_writable_bytes(std::span(raw))));
     copy.mutable_graph()->mutable_initializer(i)->set_raw_data(std::move(raw));
   }
   ZG_RETURN_IF_NOT(copy.SerializeToString(&bytes), "cannot serialize the model");

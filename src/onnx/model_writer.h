@@ -27,11 +27,11 @@ using PositionalSink = std::function<Status(uint64_t offset, std::span<const std
 // its bytes, so threads size them (in parallel), lay them out between the model's and the graph's
 // other fields in field-number order, as protobuf orders them, then serialize and hand over a
 // chunk of them at a time at its offset: no thread waits for another's bytes, and no copy of the
-// whole model is held: a message of a megabyte or more (a fused bucket's tensor) goes to the sink
-// with its large bytes fields as they lie in it, uncopied. A model or graph with unknown fields
-// (which protobuf writes last) is serialized plainly. `held_fields`, when given, adds the fields a
-// graph holds for the model's nodes as if their messages held them (Graph::HeldFields). `model`
-// is changed during the call only.
+// whole model is held: a message of a megabyte or more goes to the sink with its large bytes
+// fields as they lie in it, uncopied. A model or graph with unknown fields (which protobuf writes
+// last) is serialized plainly. `held_fields`, when given, adds the fields a graph holds for the
+// model's nodes and fused initializers as if their messages held them (Graph::HeldFields), the
+// fused raw data made a megabyte at a time. `model` is changed during the call only.
 Status SerializeModel(onnx::ModelProto& model, int threads, const PositionalSink& sink,
                       const Graph::HeldFields* held_fields = nullptr);
 

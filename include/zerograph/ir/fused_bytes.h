@@ -36,6 +36,8 @@ class FusedBytes {
   // it holds at the end; fails when a source's bytes cannot be read or converted.
   Status Write(std::span<std::byte> buffer,
                const std::function<Status(std::span<const std::byte>)>& put) const;
+  // Writes all the bytes into `out`, which holds size() bytes.
+  Status Fill(std::span<std::byte> out) const;
 
  private:
   FusedBytes(std::vector<const Tensor*> sources, std::vector<int64_t> offsets, size_t size,

@@ -308,6 +308,9 @@ class Graph {
   // A copy of `name` that lives as long as the graph: the graph, not the nodes' messages, holds
   // the names of nodes and of the values they define.
   std::string_view KeepName(std::string_view name);
+  // Initializer `value`'s tensor with its data dropped, before SetInitializerBytes gives it
+  // `new_size` bytes; fails unless it is an initializer held in the model that needs that many.
+  StatusOr<Tensor*> DropInitializerData(Value* value, size_t new_size);
   // AdoptAsOutput but for the type.
   void MoveDefinition(Node* node, Value* value);
   void LinkAtEnd(Node* node);
