@@ -24,6 +24,7 @@
 #include "zerograph/core/mapped_file.h"
 #include "zerograph/core/str_cat.h"
 #include "zerograph/ir/graph.h"
+#include "zerograph/ir/verify.h"
 #include "zerograph/onnx/load_model.h"
 #include "zerograph/onnx/save_model.h"
 
@@ -548,6 +549,38 @@ TEST(ModelWriterTest, ReportsTheSinksError) {
     EXPECT_THAT(status.message(), HasSubstr("disk full"));
     EXPECT_TRUE(model.SerializeAsString() == expected);
   }
+}
+
+// A graph large enough that loading it faults its region in on a thread of its own (GraphMemory)
+// while the nodes are linked: every node reads and defines what the file says.
+TEST(ModelParserTest, LoadModelLinksALargeGraphAsTheFileSays) {
+  onnx::ModelProto model;
+  ASSERT_TRUE(model.ParseFromString(MixedModel(120000, /*unknown_field=*/false)));
+  model.clear_metadata_props();  // a plain graph: its zerograph.* keys are a partial set
+  onnx_test::TempFolder folder;
+  const std::string path = folder.Path("big.onnx");
+  ASSERT_TRUE(onnx_test::WriteModelFile(model, path).ok());
+  StatusOr<std::unique_ptr<Graph>> graph = LoadModel(path);
+  ASSERT_TRUE(graph.ok()) << graph.status().ToString();
+  ASSERT_EQ((*graph)->num_nodes(), static_cast<size_t>(model.graph().node_size()));
+  int i = 0;
+  for (const Node* node : (*graph)->nodes()) {
+    const onnx::NodeProto& expected = model.graph().node(i++);
+    ASSERT_EQ(node->name(), expected.name());
+    ASSERT_EQ(node->op_type(), expected.op_type()) << node->name();
+    ASSERT_EQ(node->num_inputs(), static_cast<size_t>(expected.input_size())) << node->name();
+    for (int k = 0; k < expected.input_size(); ++k) {
+      const Value* input = node->input(static_cast<size_t>(k));
+      ASSERT_EQ(input == nullptr ? "" : input->name(), expected.input(k)) << node->name();
+    }
+    ASSERT_EQ(node->num_outputs(), static_cast<size_t>(expected.output_size())) << node->name();
+    for (int k = 0; k < expected.output_size(); ++k) {
+      const Value* output = node->output(static_cast<size_t>(k));
+      ASSERT_EQ(output->name(), expected.output(k)) << node->name();
+      ASSERT_EQ(output->producer(), node);
+    }
+  }
+  EXPECT_TRUE(Verify(**graph).ok());
 }
 
 // A model large enough that LoadModel parses it on several threads, whose node 100 reads a value

@@ -32,6 +32,7 @@ class ValueInfoProto;
 namespace zerograph {
 
 class GraphFeed;
+class GraphMemory;
 class ProtoStore;
 
 // Iterates nodes in schedule order. Editing the node under the iterator (moving or erasing it)
@@ -353,7 +354,9 @@ class Graph {
 
   std::unique_ptr<ProtoStore> store_;
   // Nodes, values and their edge lists grow in one region freed with the graph:
-  // a million-node graph is then a few large allocations, not millions of small ones.
+  // a million-node graph is then a few large allocations, not millions of small ones. Its blocks
+  // come from `blocks_`, which faults their pages in ahead of a load (src/ir/graph_memory.h).
+  std::unique_ptr<GraphMemory> blocks_;
   std::pmr::monotonic_buffer_resource memory_;
   std::pmr::deque<Node> node_pool_{&memory_};
   std::pmr::deque<Value> value_pool_{&memory_};
