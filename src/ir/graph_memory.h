@@ -23,10 +23,13 @@ namespace zerograph {
 // safe beside the writer. Large blocks are mapped directly, so the pages warmed are the block's.
 //
 // The window bounds what is faulted in ahead and never written: at most `window` bytes beyond the
-// writer.
+// writer, and beyond the end of each block the region leaves for a larger request. It is small:
+// the loader reports where it is every few hundred nodes (about 128 KiB), and a 16 MiB window
+// raised the peak resident memory of rewriting a 1M-node graph by 14 MB where 256 KiB costs
+// nothing measurable and keeps most of the gain (loading 1.53 -> 1.37 s; 1.28 s with 16 MiB).
 class GraphMemory final : public std::pmr::memory_resource {
  public:
-  static constexpr size_t kDefaultWindow = size_t{16} << 20;
+  static constexpr size_t kDefaultWindow = size_t{256} << 10;
 
   explicit GraphMemory(size_t window = kDefaultWindow) : window_(window) {}
   ~GraphMemory() override { StopWarming(); }
