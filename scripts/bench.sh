@@ -204,9 +204,10 @@ Where the time goes (perf, callgrind and phase timers, 2026-11-30), and what is 
     time (the optimizer nodes are bunched at the end of the graph: with two equal halves one
     thread had all the work), while the pass's own thread reads the spec; then the candidates are
     put in schedule order.
-  - The fused buffers are filled on a worker thread (`BufferFusion`) while the graph is edited,
-    each byte written once (before: zeroed, then copied). The layout JSON is written on another
-    thread while the per-parameter updates are erased.
+  - The fused buffers are not filled during the rewrite: their bytes are made from the
+    parameters' and states' tensors as the file is written, a megabyte at a time (`FusedBytes`;
+    before: filled on a worker thread while the graph was edited, and held). The layout JSON is
+    written on another thread while the per-parameter updates are erased.
   - The name index keeps each item's hash in the item and erases by item: no name is read.
     Erasing the updates and states: 220 -> 110 ms.
   - `AdoptAsOutput` reuses value_info messages: none is made per updated parameter, and none is
@@ -256,8 +257,10 @@ seed's padding (second run) and `--align compact` (third run; the seed's rule pa
 parameters to 16 x 8 elements each, so its output is nearly twice the input), with CPU time
 (system time apart) and peak resident memory. Until 2026-12-04 the baseline was the round trip
 timed inside a child process (the first table's "bare round trip"), which leaves out what a program
-pays and rewrite-graph's time includes: its start and the kernel dropping its 1.6 GB at exit
-(about 0.1-0.25 s at 1M nodes); the ratio against it is still shown ("/ in-child"). Issue 16's
+pays and rewrite-graph's time includes: its start and the kernel dropping its memory at exit. On
+2026-12-04 the two differed by this host's noise more than by that (the program took 0.87-1.13x
+the in-child time over five runs at 1M nodes); the ratio against the in-child time is still
+shown ("/ in-child"). Issue 16's
 goals: copy at most 1.0x and rewrite at most 1.3x the bare round trip's time, peak memory at most
 the bare round trip's, 10x the nodes at most 11x the time.
 
