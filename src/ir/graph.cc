@@ -908,9 +908,6 @@ Status Graph::ImportGraph(const ExternalDataResolver& resolve, GraphFeed& feed) 
     std::string name;
   };
   std::vector<PendingInput> undefined;
-  // Nodes are imported a chunk at a time: first every name of the chunk is hashed, then the
-  // nodes are linked with each index search prepared a few searches ahead (PrefetchAhead). The
-  // names are still cached when compared, and the index's cache misses overlap.
   // A large graph's region is faulted in ahead of the linking below on a thread of its own
   // (GraphMemory): the first touches of its pages were a fifth of this thread's time.
   struct StopWarming {
@@ -919,6 +916,9 @@ Status Graph::ImportGraph(const ExternalDataResolver& resolve, GraphFeed& feed) 
   } stop_warming{*blocks_};
   const bool warming =
       ThreadsFor(feed.num_nodes(), kNodesPerWarmingThread) > 1 && blocks_->StartWarming();
+  // Nodes are imported a chunk at a time: first every name of the chunk is hashed, then the
+  // nodes are linked with each index search prepared a few searches ahead (PrefetchAhead). The
+  // names are still cached when compared, and the index's cache misses overlap.
   NodeNameList names;
   std::vector<uint64_t> node_hashes;
   std::vector<uint64_t> value_hashes;  // as names.values
