@@ -67,6 +67,9 @@ TEST(GraphMemoryTest, WarmsTheNewestBlockAWindowAheadOfTheWriter) {
   std::pmr::memory_resource& resource = memory;
   const size_t bytes = 1024 * kPage;
   auto* block = static_cast<std::byte*>(resource.allocate(bytes, alignof(std::max_align_t)));
+  // Pages of the base size, so that residency shows the window (where transparent huge pages are
+  // on for every mapping, a populated page would be 2 MiB).
+  ASSERT_EQ(::madvise(block, bytes, MADV_NOHUGEPAGE), 0);
   ASSERT_EQ(CountResident(block, bytes), 0u) << "a fresh mapping has no pages yet";
   if (!memory.StartWarming()) {
     resource.deallocate(block, bytes, alignof(std::max_align_t));
