@@ -48,7 +48,7 @@ void* GraphMemory::do_allocate(size_t bytes, size_t alignment) {
 
 void GraphMemory::do_deallocate(void* pointer, size_t bytes, size_t alignment) {
   if (!Mapped(bytes, alignment)) {
-    ::operator delete(pointer, bytes, std::align_val_t(alignment));
+    ::operator delete(pointer, std::align_val_t(alignment));
     return;
   }
   // The warming thread must not touch the range once it is unmapped (a mapping made later could
