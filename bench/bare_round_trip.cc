@@ -12,7 +12,6 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <memory>
 #include <string>
 
 #include <onnx/onnx_pb.h>

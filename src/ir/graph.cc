@@ -1006,6 +1006,7 @@ Status Graph::ImportGraph(const ExternalDataResolver& resolve, GraphFeed& feed) 
       if (warming && node_index % kNodesPerWarmingStep == 0) blocks_->WriterAt(node);
     }
   }
+  // Linked: nothing is written into the region in bulk from here (the guard covers the returns).
   blocks_->StopWarming();
   for (const PendingInput& pending : undefined) {
     Value* later = FindValue(pending.name);

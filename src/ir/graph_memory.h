@@ -7,7 +7,6 @@
 #include <memory_resource>
 #include <mutex>
 #include <thread>
-#include <vector>
 
 namespace zerograph {
 
@@ -30,14 +29,13 @@ namespace zerograph {
 class GraphMemory final : public std::pmr::memory_resource {
  public:
   static constexpr size_t kDefaultWindow = size_t{256} << 10;
+  // Blocks of at least this many bytes are mapped directly; smaller ones come from operator new.
+  static constexpr size_t kMappedBlockBytes = size_t{1} << 20;
 
   explicit GraphMemory(size_t window = kDefaultWindow) : window_(window) {}
   ~GraphMemory() override { StopWarming(); }
   GraphMemory(const GraphMemory&) = delete;
   GraphMemory& operator=(const GraphMemory&) = delete;
-
-  // Blocks of at least this many bytes are mapped directly; smaller ones come from operator new.
-  static constexpr size_t kMappedBlockBytes = size_t{1} << 20;
 
   // Starts the warming thread. Returns false, and warms nothing, where no thread can be had or the
   // kernel cannot populate pages (MADV_POPULATE_WRITE is Linux 5.14's).
