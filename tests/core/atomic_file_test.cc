@@ -1,5 +1,7 @@
 #include "zerograph/core/atomic_file.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -87,6 +89,46 @@ TEST_F(AtomicFileTest, WritesAtOffsetsFromThreads) {
   ASSERT_TRUE((*file)->Truncate(6).ok());
   ASSERT_TRUE((*file)->Commit().ok());
   EXPECT_EQ(Read(path_), std::string("abcd\0\0", 6));
+}
+
+// Whether the test folder's file system stores a file extended past its data as a hole.
+bool FolderKeepsHoles(const fs::path& dir) {
+  const std::string probe = (dir / "hole-probe").string();
+  const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0666);
+  if (fd < 0) return false;
+  struct stat status {};
+  const bool holes = ::ftruncate(fd, 1 << 20) == 0 && ::fsync(fd) == 0 &&
+                     ::fstat(fd, &status) == 0 && status.st_blocks == 0;
+  ::close(fd);
+  fs::remove(probe);
+  return holes;
+}
+
+// Whole pages of zeros are not written, yet read back as zeros: a hole inside the file, one at its
+// end (the file is sized over it), and pages with a single byte set, first or last, written.
+TEST_F(AtomicFileTest, LeavesZeroPagesAsHoles) {
+  constexpr size_t kPage = 4096;
+  std::string bytes(24 * kPage, '\0');
+  bytes[0] = 'a';                      // page 0; 1..7 zeros, a hole
+  bytes[8 * kPage + kPage / 2] = 'b';  // page 8, in its middle
+  bytes[10 * kPage - 1] = 'c';         // page 9, its last byte; 10 and 11 a hole
+  bytes[12 * kPage] = 'd';             // page 12; 13..23 zeros, a hole at the end
+  // Written from an offset off the page grid: its first and last partial pages are written.
+  const std::string written = bytes.substr(100);
+  StatusOr<std::unique_ptr<AtomicFile>> file = AtomicFile::Create(path_);
+  ASSERT_TRUE(file.ok());
+  ASSERT_TRUE((*file)->WriteAt(std::as_bytes(std::span(bytes.data(), 100)), 0).ok());
+  ASSERT_TRUE((*file)->WriteAt(std::as_bytes(std::span(written)), 100).ok());
+  ASSERT_TRUE((*file)->Commit().ok());
+  EXPECT_EQ(Read(path_), bytes);
+
+  if (!FolderKeepsHoles(dir_)) {
+    GTEST_SKIP() << "the file system under " << dir_ << " keeps no holes; the bytes were checked";
+  }
+  struct stat status {};
+  ASSERT_EQ(::stat(path_.c_str(), &status), 0);
+  // Pages 0, 8, 9 and 12 hold data; the 20 others are holes.
+  EXPECT_LE(static_cast<size_t>(status.st_blocks) * 512, 4 * kPage);
 }
 
 TEST_F(AtomicFileTest, MissingFolderIsNotFound) {

@@ -1,6 +1,7 @@
 #ifndef ZEROGRAPH_CORE_ATOMIC_FILE_H_
 #define ZEROGRAPH_CORE_ATOMIC_FILE_H_
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -19,7 +20,8 @@ namespace zerograph {
 // whatever was at the path untouched. Errors follow IoError's policy and name the file.
 //
 // Writes go through Append (a stream, possibly in chunks) or WriteAt (at offsets, from several
-// threads at once for disjoint ranges); a caller uses one or the other.
+// threads at once for disjoint ranges); a caller uses one or the other, and writes each byte once:
+// whole pages of zeros are left as holes, which read as zeros in the new file.
 class AtomicFile {
  public:
   static StatusOr<std::unique_ptr<AtomicFile>> Create(std::string path);
@@ -41,8 +43,9 @@ class AtomicFile {
   // Sets the file's size (a range written last may end before the file must).
   Status Truncate(uint64_t size);
 
-  // Flushes the bytes to disk and closes the file. Commit does it when not done yet; it is apart
-  // so that a caller committing several files together can flush all before renaming any.
+  // Flushes the bytes to disk and closes the file, sized over a hole left at its end. Commit does
+  // it when not done yet; it is apart so that a caller committing several files together can flush
+  // all before renaming any.
   Status Sync();
   // Renames the file into place and flushes the folder. An error in flushing the folder comes
   // after the rename: the new file is in place, but may not survive a crash.
@@ -50,10 +53,15 @@ class AtomicFile {
 
  private:
   AtomicFile() = default;
+  // Writes all of `bytes` at `offset`, zeros included.
+  Status Write(std::span<const std::byte> bytes, uint64_t offset) const;
+
   std::string path_;
   std::string temp_path_;
   int fd_ = -1;
   uint64_t end_ = 0;  // where Append writes next
+  // The end of the furthest hole left; Sync sizes the file over it.
+  mutable std::atomic<uint64_t> hole_end_{0};
   bool committed_ = false;
 };
 
