@@ -254,12 +254,14 @@ from fork to exit, alternating with the bare round trip as a program of its own
 exit without freeing, as rewrite-graph exits; it links protobuf and ONNX's messages only), timed
 the same way: `IN -o OUT` (load, role inference, verify, save) and `--nranks 8 --overlap` with the
 seed's padding (second run) and `--align compact` (third run; the seed's rule pads the 143k tiny
-parameters to 16 x 8 elements each, so its output is nearly twice the input), with CPU time
+parameters to 16 x 8 elements each, so its output is nearly twice the input; the zeroed optimizer
+states in it, 146 MB, are left as holes in the file), with CPU time
 (system time apart) and peak resident memory. Until 2026-12-04 the baseline was the round trip
 timed inside a child process (the first table's "bare round trip"), which leaves out what a program
 pays and rewrite-graph's time includes: its start and the kernel dropping its memory at exit. On
-2026-12-04 the two differed by this host's noise more than by that (the program took 0.87-1.13x
-the in-child time over five runs at 1M nodes); the ratio against the in-child time is still
+2026-12-04 the two differed by this host's noise more than by that (the program took 0.77-1.48x
+the in-child time over that day's runs at 1M nodes, while its start and exit take about 0.15-0.2 s);
+the ratio against the in-child time is still
 shown ("/ in-child"). Issue 16's
 goals: copy at most 1.0x and rewrite at most 1.3x the bare round trip's time, peak memory at most
 the bare round trip's, 10x the nodes at most 11x the time.
