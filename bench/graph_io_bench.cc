@@ -25,7 +25,6 @@
 #include <fcntl.h>
 #include <malloc.h>
 #include <sys/resource.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -57,6 +56,8 @@
 #include "zerograph/passes/hazard_check.h"
 #include "zerograph/passes/overlap.h"
 #include "zerograph/passes/sharding_stage1.h"
+
+#include "bare_file_io.h"
 
 namespace zerograph {
 namespace {
@@ -425,44 +426,6 @@ void BuildForeignTrainingGraph(int64_t target_nodes, bool roles, onnx::ModelProt
   g.Metadata("zerograph.state_binding", state_binding);
 }
 
-// --- Bare protobuf I/O -------------------------------------------------------------------------
-
-Status ReadFile(const std::string& path, std::string& bytes) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return UnavailableError(StrCat("cannot open '", path, "'"));
-  struct stat info {};
-  ::fstat(fd, &info);
-  bytes.resize(static_cast<size_t>(info.st_size));
-  size_t done = 0;
-  while (done < bytes.size()) {
-    const ssize_t n = ::read(fd, bytes.data() + done, bytes.size() - done);
-    if (n <= 0) break;
-    done += static_cast<size_t>(n);
-  }
-  ::close(fd);
-  ZG_RETURN_IF_NOT(done == bytes.size(), "short read of '", path, "'");
-  return Status::Ok();
-}
-
-// Writes `bytes` the way SaveModel does: temporary file, fsync, rename.
-Status WriteFileDurably(const std::string& path, const std::string& bytes) {
-  const std::string temp = path + ".tmp";
-  const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-  if (fd < 0) return UnavailableError(StrCat("cannot create '", temp, "'"));
-  size_t done = 0;
-  while (done < bytes.size()) {
-    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (n <= 0) break;
-    done += static_cast<size_t>(n);
-  }
-  const bool ok = done == bytes.size() && ::fsync(fd) == 0;
-  ::close(fd);
-  if (!ok || ::rename(temp.c_str(), path.c_str()) != 0) {
-    return UnavailableError(StrCat("cannot write '", path, "'"));
-  }
-  return Status::Ok();
-}
-
 // --- Timing ------------------------------------------------------------------------------------
 
 double SecondsSince(Clock::time_point start) {
@@ -499,7 +462,7 @@ StatusOr<Sample> RunBare(const std::string& in, const std::string& out, bool use
   const double cpu_start = CpuSeconds();
   Clock::time_point start = Clock::now();
   std::string bytes;
-  ZG_RETURN_IF_ERROR(ReadFile(in, bytes));
+  ZG_RETURN_IF_NOT(bench::ReadWholeFile(in, bytes), "cannot read '", in, "'");
   std::unique_ptr<google::protobuf::Arena> arena;
   std::unique_ptr<onnx::ModelProto> heap_model;
   onnx::ModelProto* model;
@@ -516,7 +479,7 @@ StatusOr<Sample> RunBare(const std::string& in, const std::string& out, bool use
   start = Clock::now();
   std::string serialized;
   ZG_RETURN_IF_NOT(model->SerializeToString(&serialized), "cannot serialize");
-  ZG_RETURN_IF_ERROR(WriteFileDurably(out, serialized));
+  ZG_RETURN_IF_NOT(bench::WriteFileDurably(out, serialized), "cannot write '", out, "'");
   sample.save = SecondsSince(start);
   sample.cpu = CpuSeconds() - cpu_start;
   sample.peak_mb = PeakMb();
@@ -801,7 +764,7 @@ StatusOr<SizeResult> BenchOneSize(int64_t target_nodes, const BenchOptions& opti
         }
         std::string bytes;
         ZG_RETURN_IF_NOT(model.SerializeToString(&bytes), "cannot serialize the synthetic graph");
-        ZG_RETURN_IF_ERROR(WriteFileDurably(in, bytes));
+        ZG_RETURN_IF_NOT(bench::WriteFileDurably(in, bytes), "cannot write '", in, "'");
         return GraphFile{model.graph().node_size(), model.graph().initializer_size(),
                          static_cast<double>(bytes.size()) / 1e6};
       }));
