@@ -87,6 +87,37 @@ TEST(NameIndexTest, FindManyMatchesFind) {
   for (size_t i = 0; i < names.size(); ++i) EXPECT_EQ(found[i], index.Find(names[i])) << names[i];
 }
 
+// A slot keeps only the top 16 bits of a hash: two names that share them, and share their home
+// slot in a small index (the hash's low 4 bits), are still told apart by their names, found,
+// erased and shifted back as their own.
+TEST(NameIndexTest, NamesSharingTheSlotsHashBitsStayApart) {
+  constexpr uint64_t kKeptBits = (~uint64_t{0} << 48) | 0xF;
+  std::unordered_map<uint64_t, std::string> seen;
+  std::string first, second;
+  for (int i = 0; second.empty(); ++i) {
+    ASSERT_LT(i, 1 << 22) << "no two names share the bits; the test's search is too short";
+    std::string name = StrCat("param.", i);
+    auto [it, inserted] = seen.emplace(NameIndex<Item>::Hash(name) & kKeptBits, name);
+    if (!inserted) {
+      first = it->second;
+      second = name;
+    }
+  }
+  Item a{first}, b{second}, c{"other"};
+  NameIndex<Item> index;
+  ASSERT_TRUE(index.Insert(&a).second);
+  ASSERT_TRUE(index.Insert(&b).second);
+  ASSERT_TRUE(index.Insert(&c).second);
+  EXPECT_EQ(index.Find(first), &a);
+  EXPECT_EQ(index.Find(second), &b);
+  EXPECT_EQ(index.Find(StrCat(first, "x")), nullptr);
+  // b sits after a in their run; erasing a shifts b back, where it must still be found.
+  EXPECT_TRUE(index.Erase(&a));
+  EXPECT_EQ(index.Find(first), nullptr);
+  EXPECT_EQ(index.Find(second), &b);
+  EXPECT_EQ(index.Find("other"), &c);
+}
+
 // An empty index finds nothing, in bulk too.
 TEST(NameIndexTest, EmptyIndexFindsNothing) {
   NameIndex<Item> index;

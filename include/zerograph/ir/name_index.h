@@ -11,17 +11,26 @@
 #include <utility>
 #include <vector>
 
+#include "zerograph/core/status.h"
+
 namespace zerograph {
 
 // Finds graph items (values, nodes) by name: an open-addressing table with linear probing over
-// slots of {hash, item}, the key being the item's own `name()`. Each item has a `name_hash_`
-// field for the index to keep its hash in.
+// 8-byte slots, each the item's address with 16 bits of its name's hash above it, the key being
+// the item's own `name()`. Each item has a `name_hash_` field for the index to keep its hash in.
 //
 // Why not std::unordered_map: loading a 1M-node graph does millions of name lookups, and a
 // node-based map costs several dependent cache misses per lookup (bucket, node, key) plus a
 // modulo by a prime. Here a lookup reads one slot (its neighbours share the cache line), compares
-// the stored hash, and only on a hash match reads the item's name. The table holds no strings:
-// names live in the parsed messages, which outlive the index.
+// the hash bits, and only on a match reads the item's name. The table holds no strings: names
+// live in the graph, which outlives the index.
+//
+// Why the hash bits share the slot with the address: a slot of {hash, address} is 16 bytes, and
+// the two indexes of a 1M-node graph are then 96 MB, every page of it written and probed at
+// random. User-space addresses on the 64-bit targets we build for (x86-64, AArch64) fit in 48
+// bits (Insert checks), so the 16 bits above hold enough of the hash to tell names apart before
+// reading one: a false match costs one name compare in 65536. The full hash, which the slot's
+// position follows, stays in the item (`name_hash_`), and growing or erasing reads it there.
 template <typename T>
 class NameIndex {
  public:
@@ -43,10 +52,11 @@ class NameIndex {
   T* Find(std::string_view name) const { return Find(name, Hash(name)); }
   T* Find(std::string_view name, uint64_t hash) const {
     if (size_ == 0) return nullptr;
+    const uint64_t tag = TagOf(hash);
     for (size_t i = hash & mask_;; i = (i + 1) & mask_) {
-      const Slot& slot = slots_[i];
-      if (slot.item == nullptr) return nullptr;
-      if (slot.hash == hash && slot.item->name() == name) return slot.item;
+      const uint64_t slot = slots_[i];
+      if (slot == kEmpty) return nullptr;
+      if ((slot & kTagMask) == tag && ItemOf(slot)->name() == name) return ItemOf(slot);
     }
   }
 
@@ -54,13 +64,18 @@ class NameIndex {
   // and whether it is `item`.
   std::pair<T*, bool> Insert(T* item) { return Insert(item, Hash(item->name())); }
   std::pair<T*, bool> Insert(T* item, uint64_t hash) {
+    const auto address = reinterpret_cast<uintptr_t>(item);
+    ZG_CHECK((address & kTagMask) == 0, "an item at ", address,
+             " lies above the 48-bit address space that the index's slots hold");
     if ((size_ + 1) * kMaxLoadDen > slots_.size() * kMaxLoadNum) Rehash(CapacityFor(size_ + 1));
     const std::string_view name = item->name();
+    const uint64_t tag = TagOf(hash);
     size_t i = hash & mask_;
-    for (; slots_[i].item != nullptr; i = (i + 1) & mask_) {
-      if (slots_[i].hash == hash && slots_[i].item->name() == name) return {slots_[i].item, false};
+    for (; slots_[i] != kEmpty; i = (i + 1) & mask_) {
+      const uint64_t slot = slots_[i];
+      if ((slot & kTagMask) == tag && ItemOf(slot)->name() == name) return {ItemOf(slot), false};
     }
-    slots_[i] = {hash, item};
+    slots_[i] = tag | address;
     item->name_hash_ = hash;
     ++size_;
     return {item, true};
@@ -84,15 +99,15 @@ class NameIndex {
     // The slot loaded a step ago: its item, then the item's name. Only the home slot is looked
     // at, which holds the entry searched for most of the time.
     if (i + 2 * kPrefetchStep < count) {
-      const Slot& slot = slots_[hashes[i + 2 * kPrefetchStep] & mask_];
-      if (slot.item != nullptr && slot.hash == hashes[i + 2 * kPrefetchStep]) {
-        __builtin_prefetch(slot.item);
-      }
+      const uint64_t hash = hashes[i + 2 * kPrefetchStep];
+      const uint64_t slot = slots_[hash & mask_];
+      if (slot != kEmpty && (slot & kTagMask) == TagOf(hash)) __builtin_prefetch(ItemOf(slot));
     }
     if (i + kPrefetchStep < count) {
-      const Slot& slot = slots_[hashes[i + kPrefetchStep] & mask_];
-      if (slot.item != nullptr && slot.hash == hashes[i + kPrefetchStep]) {
-        __builtin_prefetch(slot.item->name().data());
+      const uint64_t hash = hashes[i + kPrefetchStep];
+      const uint64_t slot = slots_[hash & mask_];
+      if (slot != kEmpty && (slot & kTagMask) == TagOf(hash)) {
+        __builtin_prefetch(ItemOf(slot)->name().data());
       }
     }
   }
@@ -123,29 +138,34 @@ class NameIndex {
     if (size_ == 0) return false;
     size_t i = item->name_hash_ & mask_;
     for (;; i = (i + 1) & mask_) {
-      if (slots_[i].item == nullptr) return false;
-      if (slots_[i].item == item) break;
+      if (slots_[i] == kEmpty) return false;
+      if (ItemOf(slots_[i]) == item) break;
     }
     // Backward-shift deletion: pull later entries of the probe run into the hole, so that no
-    // tombstones slow later searches.
-    for (size_t j = (i + 1) & mask_; slots_[j].item != nullptr; j = (j + 1) & mask_) {
-      const size_t home = slots_[j].hash & mask_;
+    // tombstones slow later searches. At most 3/4 full, a run past the hole is short.
+    for (size_t j = (i + 1) & mask_; slots_[j] != kEmpty; j = (j + 1) & mask_) {
+      const size_t home = ItemOf(slots_[j])->name_hash_ & mask_;
       // Entry j may fill hole i when its home is not in the cyclic range (i, j].
       const bool home_after_hole = i <= j ? (home > i && home <= j) : (home > i || home <= j);
       if (home_after_hole) continue;
       slots_[i] = slots_[j];
       i = j;
     }
-    slots_[i] = Slot{};
+    slots_[i] = kEmpty;
     --size_;
     return true;
   }
 
  private:
-  struct Slot {
-    uint64_t hash = 0;
-    T* item = nullptr;  // null: empty
-  };
+  static constexpr uint64_t kEmpty = 0;
+  static constexpr int kAddressBits = 48;
+  static constexpr uint64_t kTagMask = ~uint64_t{0} << kAddressBits;
+  static_assert(sizeof(T*) == sizeof(uint64_t), "slots hold 64-bit addresses");
+
+  // The hash's top bits, in the slot's top bits: the home slot is chosen by its low bits, so
+  // entries of one run rarely share these.
+  static uint64_t TagOf(uint64_t hash) { return hash & kTagMask; }
+  static T* ItemOf(uint64_t slot) { return reinterpret_cast<T*>(slot & ~kTagMask); }
 
   // At most 3/4 full: linear probing stays within a cache line or two.
   static constexpr size_t kMaxLoadNum = 3;
@@ -159,20 +179,25 @@ class NameIndex {
     return std::bit_ceil(std::max<size_t>(16, count * kMaxLoadDen / kMaxLoadNum + 1));
   }
 
-  // Moves every entry into a table of `capacity` slots; hashes are stored, so no name is read.
+  // Moves every entry into a table of `capacity` slots, each filed by the full hash its item
+  // keeps; the items are read ahead of need, as their order here is the old table's, not memory's.
   void Rehash(size_t capacity) {
-    std::vector<Slot> old = std::move(slots_);
-    slots_.assign(capacity, Slot{});
+    std::vector<uint64_t> old = std::move(slots_);
+    slots_.assign(capacity, kEmpty);
     mask_ = capacity - 1;
-    for (const Slot& slot : old) {
-      if (slot.item == nullptr) continue;
-      size_t i = slot.hash & mask_;
-      while (slots_[i].item != nullptr) i = (i + 1) & mask_;
-      slots_[i] = slot;
+    constexpr size_t kAhead = 8;
+    for (size_t k = 0; k < old.size(); ++k) {
+      if (k + kAhead < old.size() && old[k + kAhead] != kEmpty) {
+        __builtin_prefetch(ItemOf(old[k + kAhead]));
+      }
+      if (old[k] == kEmpty) continue;
+      size_t i = ItemOf(old[k])->name_hash_ & mask_;
+      while (slots_[i] != kEmpty) i = (i + 1) & mask_;
+      slots_[i] = old[k];
     }
   }
 
-  std::vector<Slot> slots_;
+  std::vector<uint64_t> slots_;
   size_t mask_ = 0;
   size_t size_ = 0;
 };
