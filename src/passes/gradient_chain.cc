@@ -10,7 +10,7 @@ namespace zerograph {
 namespace {
 
 // A thread walking chains pays for its start from this many gradients on.
-constexpr size_t kGradientsPerThread = 20'000;
+constexpr size_t kGradientsPerThread = 4'000;
 
 }  // namespace
 

@@ -15,12 +15,12 @@ namespace zerograph {
 namespace {
 
 // A thread sweeping the nodes pays for its start from this many nodes on.
-constexpr size_t kNodesPerThread = 100'000;
+constexpr size_t kNodesPerThread = 25'000;
 // Slices are claimed one at a time, as the work is uneven: a training graph has its optimizer
 // nodes together, at the end.
 constexpr size_t kNodesPerSlice = 10'000;
 // A thread reading what the candidates need pays for its start from this many candidates on.
-constexpr size_t kCandidatesPerThread = 10'000;
+constexpr size_t kCandidatesPerThread = 2'000;
 
 std::string_view DtypeName(const Value* value) {
   return DataTypeName(value == nullptr ? DataType::kUndefined : value->dtype());
