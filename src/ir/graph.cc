@@ -149,6 +149,16 @@ const OpInfo* Graph::OpInfoOf(std::string_view domain, std::string_view op_type)
   return &known.info;
 }
 
+std::vector<std::string_view> Graph::OpDomains() const {
+  std::vector<std::string_view> domains;
+  for (const KnownOp& op : known_ops_) {
+    if (std::find(domains.begin(), domains.end(), op.domain) == domains.end()) {
+      domains.push_back(op.domain);
+    }
+  }
+  return domains;
+}
+
 Node* Graph::NewNode() {
   Node& node = node_pool_.emplace_back(GraphKey(), &memory_);
   node.id_ = static_cast<int64_t>(node_pool_.size()) - 1;

@@ -186,11 +186,16 @@ Status NoOpsetImport(const std::string& path) {
     <ir_version: 8, opset_import: ["" : 17]>
     g (float[2] x) => (float[2] y)
     {
-      y = Relu(x)
+      a = Relu(x)
+      b = Relu(a)
+      y = Relu(b)
     }
   )"));
-  model.mutable_graph()->mutable_node(0)->set_name("stray");
-  model.mutable_graph()->mutable_node(0)->set_domain("com.example");
+  // The first node is in the imported domain; the refusal names the first node that is not.
+  for (int i : {1, 2}) {
+    model.mutable_graph()->mutable_node(i)->set_name(i == 1 ? "stray" : "later");
+    model.mutable_graph()->mutable_node(i)->set_domain("com.example");
+  }
   return WriteModelFile(model, path);
 }
 
@@ -303,7 +308,8 @@ const std::vector<BadModel>& BadModels() {
       {"duplicate_node_name", "'twin'", DuplicateNodeName},
       {"unknown_attribute_type", "'alpha'", UnknownAttributeType},
       {"empty_op_type", "node 'nameless_op' (): has no op_type", EmptyOpType},
-      {"no_opset_import", "domain 'com.example' has no opset_import", NoOpsetImport},
+      {"no_opset_import", "node 'stray' (Relu): its domain 'com.example' has no opset_import",
+       NoOpsetImport},
       {"external_parent_dir", "initializer 'w'", ExternalParentDir},
       {"external_absolute_path", "initializer 'w'", ExternalAbsolutePath},
       {"external_symlink_escape", "initializer 'w'", ExternalSymlinkEscape},

@@ -244,6 +244,10 @@ class Graph {
   // The imported version of an operator domain ("" is ONNX's default domain), if imported.
   std::optional<int64_t> OpsetVersion(std::string_view domain) const;
   void SetOpsetVersion(std::string_view domain, int64_t version);
+  // The domains of the op types the graph has met, each once, in the order first met: its nodes'
+  // (a loaded graph's in file order), and those of nodes since erased. A graph has a handful, so
+  // a check per domain costs nothing where one per node reads every node.
+  std::vector<std::string_view> OpDomains() const;
   // ModelProto.metadata_props.
   std::optional<std::string_view> GetMetadata(std::string_view key) const;
   void SetMetadata(std::string_view key, std::string_view value);
