@@ -24,7 +24,7 @@ constexpr int64_t kOrderSpacing = int64_t{1} << 32;
 
 // Nodes to load from which faulting the graph's region in on another thread pays for the thread,
 // and nodes linked between two reports of where the linking is (about 128 KiB of the region).
-constexpr size_t kNodesPerWarmingThread = 50000;
+constexpr size_t kNodesPerWarmingThread = 10000;
 constexpr int64_t kNodesPerWarmingStep = 256;
 
 // "node 'fc1' (MatMul)", or "node #12 (MatMul)" for an unnamed node.
