@@ -130,6 +130,11 @@ struct MpiCommunicatorOptions {
 // Intel MPI, or srun with PMI/PMIx), judged from the environment the launcher sets.
 bool LaunchedByMpi();
 
+// For builds without MPI: Unimplemented when a launcher started this process as one of several
+// ranks (OpenMPI's or PMI's size in the environment), each of which would otherwise train alone as
+// "rank 0 of 1"; OK otherwise.
+Status RefuseSeveralRanksWithoutMpi();
+
 // One rank on CPU, no communication: every collective copies (avg of one rank is the value itself).
 std::unique_ptr<Communicator> CreateLocalCommunicator();
 

@@ -18,21 +18,25 @@ bool LaunchedByMpi() {
   return false;
 }
 
+Status RefuseSeveralRanksWithoutMpi() {
+  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE"}) {
+    const char* size = std::getenv(name);
+    if (size != nullptr && std::atoi(size) > 1) {
+      return UnimplementedError(StrCat("launched as ", size,
+                                       " ranks, but this build has no MPI to reach the others "
+                                       "(reconfigure with ZG_WITH_MPI=ON and an MPI installed)"));
+    }
+  }
+  return Status::Ok();
+}
+
 StatusOr<std::unique_ptr<Communicator>> CreateWorldCommunicator(
     const MpiCommunicatorOptions& options) {
 #if ZG_WITH_MPI
   if (LaunchedByMpi()) return CreateMpiCommunicator(options);
 #else
   (void)options;
-  // Each of N launched processes would otherwise train alone as "rank 0 of 1".
-  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE"}) {
-    const char* size = std::getenv(name);
-    if (size != nullptr && std::atoi(size) > 1) {
-      return UnimplementedError(StrCat("launched as ", size,
-                                       " ranks, but this build has no MPI (reconfigure with "
-                                       "ZG_WITH_MPI=ON and an MPI installed)"));
-    }
-  }
+  ZG_RETURN_IF_ERROR(RefuseSeveralRanksWithoutMpi());
 #endif
   return CreateLocalCommunicator();
 }

@@ -2,7 +2,6 @@
 #include <memory>
 
 #include "runtime/cuda/job_ranks_mpi.h"
-#include "zerograph/core/str_cat.h"
 #include "zerograph/runtime/communicator.h"
 #include "zerograph/runtime/cuda.h"
 
@@ -40,15 +39,7 @@ void JobRanks::Abort(int exit_code) const {
 #else  // !ZG_WITH_MPI
 
 StatusOr<std::unique_ptr<JobRanks>> JobRanks::Discover() {
-  // Each of N launched processes would otherwise train alone as "rank 0 of 1".
-  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE"}) {
-    const char* size = std::getenv(name);
-    if (size != nullptr && std::atoi(size) > 1) {
-      return UnimplementedError(StrCat("launched as ", size,
-                                       " ranks, but this build has no MPI to find the others "
-                                       "(reconfigure with ZG_WITH_MPI=ON and an MPI installed)"));
-    }
-  }
+  ZG_RETURN_IF_ERROR(RefuseSeveralRanksWithoutMpi());
   return std::unique_ptr<JobRanks>(new JobRanks());
 }
 
