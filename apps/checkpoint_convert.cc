@@ -19,7 +19,6 @@
 #include "zerograph/core/status.h"
 #include "zerograph/ir/graph.h"
 #include "zerograph/onnx/load_model.h"
-#include "zerograph/runtime/blas_threads.h"
 
 namespace zerograph {
 namespace {
@@ -150,8 +149,5 @@ int main(int argc, char** argv) {
   zerograph::CheckpointConvertOptions options;
   zerograph::SetUpCheckpointConvert(app, options);
   if (auto exit_code = zerograph::cli::ParseCommandLine(app, argc, argv)) return *exit_code;
-  // Loading OpenBLAS started its worker pool, which would spin on the cores this program's own
-  // threads need; its first threaded GEMM starts it again.
-  zerograph::runtime::StopIdleBlasThreads();
   return zerograph::cli::RunAndExit([&] { return zerograph::RunCheckpointConvert(options); });
 }

@@ -23,7 +23,6 @@
 #include "zerograph/core/status.h"
 #include "zerograph/ir/graph.h"
 #include "zerograph/onnx/load_model.h"
-#include "zerograph/runtime/blas_threads.h"
 #include "zerograph/runtime/communicator.h"
 #include "zerograph/runtime/cuda.h"
 #include "zerograph/runtime/device.h"
@@ -528,8 +527,5 @@ int main(int argc, char** argv) {
   zerograph::GraphExecOptions options;
   zerograph::SetUpGraphExec(app, options);
   if (auto exit_code = zerograph::cli::ParseCommandLine(app, argc, argv)) return *exit_code;
-  // Loading OpenBLAS started its worker pool, which would spin on the cores this program's own
-  // threads need; its first threaded GEMM starts it again.
-  zerograph::runtime::StopIdleBlasThreads();
   return zerograph::cli::RunAndExitWithCode([&] { return zerograph::RunGraphExec(options); });
 }

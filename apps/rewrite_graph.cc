@@ -36,7 +36,6 @@
 #include "zerograph/passes/overlap.h"
 #include "zerograph/passes/pass_pipeline.h"
 #include "zerograph/passes/sharding_stage1.h"
-#include "zerograph/runtime/blas_threads.h"
 #include "zerograph/runtime/kernel_registry.h"
 
 namespace zerograph {
@@ -474,8 +473,5 @@ int main(int argc, char** argv) {
   zerograph::RewriteGraphOptions options;
   zerograph::SetUpRewriteGraph(app, options);
   if (auto exit_code = zerograph::cli::ParseCommandLine(app, argc, argv)) return *exit_code;
-  // Loading OpenBLAS started its worker pool, which would spin on the cores this program's own
-  // threads need; its first threaded GEMM starts it again.
-  zerograph::runtime::StopIdleBlasThreads();
   return zerograph::cli::RunAndExit([&] { return zerograph::RunRewriteGraph(options); });
 }

@@ -9,7 +9,7 @@
 //
 // Threads: zerograph's CPU kernels run on the compute stream's one thread; MatMul and Gemm call
 // OpenBLAS, which uses OPENBLAS_NUM_THREADS threads (all cores when unset). The line says how
-// many OpenBLAS has (-1: not OpenBLAS).
+// many OpenBLAS has (-1: not OpenBLAS), read after the warm-up run has loaded it.
 
 #include <algorithm>
 #include <chrono>
@@ -20,11 +20,9 @@
 
 #include <CLI/CLI.hpp>
 
+#include "runtime/kernels/cpu/blas.h"
 #include "zerograph/core/status.h"
 #include "zerograph/tools/run_once.h"
-
-// OpenBLAS's, when the BLAS zerograph links is OpenBLAS (weak: another BLAS leaves it null).
-extern "C" int openblas_get_num_threads(void) __attribute__((weak));
 
 namespace zerograph::runtime {
 namespace {
@@ -60,12 +58,12 @@ Status Bench(const Options& options) {
                      .count());
   }
   if (!options.output_dir.empty()) ZG_RETURN_IF_ERROR(run->WriteOutputs(options.output_dir));
+  ZG_ASSIGN_OR_RETURN(const Blas* blas, Blas::Get());
   std::printf(
       "median_ms=%.3f min_ms=%.3f q1_ms=%.3f q3_ms=%.3f max_ms=%.3f reps=%d prepare_ms=%.1f "
       "blas_threads=%d\n",
       Quantile(ms, 0.5), Quantile(ms, 0), Quantile(ms, 0.25), Quantile(ms, 0.75), Quantile(ms, 1),
-      options.reps, prepare_ms,
-      openblas_get_num_threads != nullptr ? openblas_get_num_threads() : -1);
+      options.reps, prepare_ms, blas->NumThreads());
   return Status::Ok();
 }
 

@@ -5,7 +5,8 @@
 #   - protobuf is linked statically and ONNX's schema is compiled in (no libprotobuf, no libonnx);
 #   - libstdc++ is linked statically; the CUDA runtime is linked statically (as always);
 #   - no MPI: one rank per process, NCCL's unique id made locally;
-#   - OpenBLAS (and the Fortran runtime it needs) is copied next to the binaries.
+#   - OpenBLAS (and the Fortran runtime it needs) is copied next to the binaries; the CPU kernels
+#     open it by its soname at their first matrix product, through LD_LIBRARY_PATH.
 # cuBLAS and NCCL stay shared: gpu_check.sh finds them in the wheels. The machine needs glibc 2.36
 # or newer (static libstdc++ of GCC 12 calls arc4random).
 #
@@ -39,8 +40,11 @@ for library in $(ldd "$dist"/bin/* | awk '$3 ~ /^\// {print $3}' | sort -u); do
   name=$(basename "$library")
   [[ $name =~ $provided ]] || cp -L "$library" "$dist/lib/"
 done
-# OpenBLAS's own dependencies (the Fortran runtime), which ldd of the binaries lists too, but only
-# once OpenBLAS is found; copy them by asking OpenBLAS itself.
+# OpenBLAS, which no binary lists (it is opened, not linked), under the name it is opened by; then
+# its own dependencies (the Fortran runtime), by asking it.
+blas_library=$(sed -n 's/^ZG_BLAS_LIBRARY:INTERNAL=//p' "$build/CMakeCache.txt")
+blas_soname=$(sed -n 's/^ZG_BLAS_SONAME:INTERNAL=//p' "$build/CMakeCache.txt")
+cp -L "$blas_library" "$dist/lib/$blas_soname"
 for library in $(ldd "$dist"/lib/* 2>/dev/null | awk '$3 ~ /^\// {print $3}' | sort -u); do
   name=$(basename "$library")
   [[ $name =~ $provided ]] || [ -e "$dist/lib/$name" ] || cp -L "$library" "$dist/lib/"

@@ -2,14 +2,13 @@
 // read in place by BLAS with its leading dimension and batch stride, one GEMM per output matrix
 // of the broadcast batch walk. fp16 and bf16 multiply in fp32 copies.
 
-#include <cblas.h>
-
 #include <array>
 #include <cstring>
 #include <memory>
 #include <vector>
 
 #include "runtime/kernels/broadcast.h"
+#include "runtime/kernels/cpu/blas.h"
 #include "runtime/kernels/cpu/cpu_kernels.h"
 #include "runtime/kernels/cpu/widened.h"
 #include "runtime/kernels/kernel_util.h"
@@ -19,20 +18,10 @@
 namespace zerograph::runtime {
 namespace {
 
-void Gemm(bool ta, bool tb, int m, int n, int k, float alpha, const float* a, int lda,
-          const float* b, int ldb, float* c, int ldc) {
-  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n,
-              k, alpha, a, lda, b, ldb, 0.0f, c, ldc);
-}
-void Gemm(bool ta, bool tb, int m, int n, int k, double alpha, const double* a, int lda,
-          const double* b, int ldb, double* c, int ldc) {
-  cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n,
-              k, alpha, a, lda, b, ldb, 0.0, c, ldc);
-}
-
 // The product in BLAS's type C over operands already in it.
 template <typename C>
-void Multiply(const FusedMatMulShapes& s, double alpha, const C* a, const C* b, C* y) {
+void Multiply(const Blas& blas, const FusedMatMulShapes& s, double alpha, const C* a, const C* b,
+              C* y) {
   const int64_t y_matrix = s.m * s.n;
   const std::array<std::span<const int64_t>, 2> batches = {s.a.batch, s.b.batch};
   const BroadcastPlan plan = PlanBroadcast(s.out_batch, batches);
@@ -41,11 +30,10 @@ void Multiply(const FusedMatMulShapes& s, double alpha, const C* a, const C* b, 
   int64_t out_index = 0;
   ForEachRun(plan, [&](std::span<const int64_t> offsets, int64_t count) {
     for (int64_t i = 0; i < count; ++i, ++out_index) {
-      Gemm(s.a.trans, s.b.trans, static_cast<int>(s.m), static_cast<int>(s.n),
-           static_cast<int>(s.k), static_cast<C>(alpha),
-           a + (offsets[0] + i * sa) * s.a.batch_stride, static_cast<int>(s.a.ld),
-           b + (offsets[1] + i * sb) * s.b.batch_stride, static_cast<int>(s.b.ld),
-           y + out_index * y_matrix, static_cast<int>(s.n));
+      blas.Gemm(s.a.trans, s.b.trans, s.m, s.n, s.k, static_cast<C>(alpha),
+                a + (offsets[0] + i * sa) * s.a.batch_stride, s.a.ld,
+                b + (offsets[1] + i * sb) * s.b.batch_stride, s.b.ld, C(0),
+                y + out_index * y_matrix, s.n);
     }
   });
 }
@@ -70,13 +58,15 @@ class FusedMatMulKernel final : public FusedMatMulKernelBase {
       std::memset(y.data(), 0, y.byte_size());
       return Status::Ok();
     }
+    ZG_ASSIGN_OR_RETURN(const Blas* blas, Blas::Get());
     if constexpr (kIsNarrowFloat<T>) {
       const std::vector<float> wa = Widened<T>(a), wb = Widened<T>(b);
       std::vector<float> wy(static_cast<size_t>(y.numel()));
-      Multiply<float>(s, attrs_.alpha, wa.data(), wb.data(), wy.data());
+      Multiply<float>(*blas, s, attrs_.alpha, wa.data(), wb.data(), wy.data());
       StoreNarrowed<T>(wy, y);
     } else {
-      Multiply<T>(s, attrs_.alpha, a.data_as<const T>(), b.data_as<const T>(), y.data_as<T>());
+      Multiply<T>(*blas, s, attrs_.alpha, a.data_as<const T>(), b.data_as<const T>(),
+                  y.data_as<T>());
     }
     return Status::Ok();
   }

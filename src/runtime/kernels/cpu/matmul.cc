@@ -3,14 +3,13 @@
 // multiply in fp32 copies (widened.h). OpenBLAS has no strided batched GEMM: a broadcast batch is
 // one GEMM per output matrix, and a batch that shares B is one GEMM of all its rows.
 
-#include <cblas.h>
-
 #include <algorithm>
 #include <array>
 #include <cstring>
 #include <memory>
 
 #include "runtime/kernels/broadcast.h"
+#include "runtime/kernels/cpu/blas.h"
 #include "runtime/kernels/cpu/cpu_kernels.h"
 #include "runtime/kernels/cpu/widened.h"
 #include "runtime/kernels/kernel_util.h"
@@ -19,33 +18,16 @@
 namespace zerograph::runtime {
 namespace {
 
-// C[M,N] = alpha·op(A)·op(B) + beta·C, row-major, leading dimensions as stored.
-void Gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
-          int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
-  cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
-              trans_b ? CblasTrans : CblasNoTrans, static_cast<int>(m), static_cast<int>(n),
-              static_cast<int>(k), alpha, a, static_cast<int>(lda), b, static_cast<int>(ldb), beta,
-              c, static_cast<int>(ldc));
-}
-void Gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, double alpha,
-          const double* a, int64_t lda, const double* b, int64_t ldb, double beta, double* c,
-          int64_t ldc) {
-  cblas_dgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
-              trans_b ? CblasTrans : CblasNoTrans, static_cast<int>(m), static_cast<int>(n),
-              static_cast<int>(k), alpha, a, static_cast<int>(lda), b, static_cast<int>(ldb), beta,
-              c, static_cast<int>(ldc));
-}
-
 // numpy matmul of operands already in BLAS's type C.
 template <typename C>
-void MatMulProduct(const MatMulShapes& s, const C* pa, const C* pb, C* py) {
+void MatMulProduct(const Blas& blas, const MatMulShapes& s, const C* pa, const C* pb, C* py) {
   const int64_t a_matrix = s.m * s.k;
   const int64_t b_matrix = s.k * s.n;
   const int64_t y_matrix = s.m * s.n;
   // One B for every batch and A's batches laid out as the output's: one GEMM of all rows.
   if (NumElements(s.b_batch) == 1 && s.a_batch == s.out_batch) {
-    Gemm(false, false, NumElements(s.out_batch) * s.m, s.n, s.k, C(1), pa, s.k, pb, s.n, C(0), py,
-         s.n);
+    blas.Gemm(false, false, NumElements(s.out_batch) * s.m, s.n, s.k, C(1), pa, s.k, pb, s.n, C(0),
+              py, s.n);
     return;
   }
   const std::array<std::span<const int64_t>, 2> batches = {s.a_batch, s.b_batch};
@@ -55,8 +37,8 @@ void MatMulProduct(const MatMulShapes& s, const C* pa, const C* pb, C* py) {
   int64_t out_index = 0;
   ForEachRun(plan, [&](std::span<const int64_t> offsets, int64_t count) {
     for (int64_t i = 0; i < count; ++i, ++out_index) {
-      Gemm(false, false, s.m, s.n, s.k, C(1), pa + (offsets[0] + i * sa) * a_matrix, s.k,
-           pb + (offsets[1] + i * sb) * b_matrix, s.n, C(0), py + out_index * y_matrix, s.n);
+      blas.Gemm(false, false, s.m, s.n, s.k, C(1), pa + (offsets[0] + i * sa) * a_matrix, s.k,
+                pb + (offsets[1] + i * sb) * b_matrix, s.n, C(0), py + out_index * y_matrix, s.n);
     }
   });
 }
@@ -80,13 +62,14 @@ class MatMulKernel final : public MatMulKernelBase {
       std::memset(y.data(), 0, y.byte_size());
       return Status::Ok();
     }
+    ZG_ASSIGN_OR_RETURN(const Blas* blas, Blas::Get());
     if constexpr (kIsNarrowFloat<T>) {
       const std::vector<float> wa = Widened<T>(a), wb = Widened<T>(b);
       std::vector<float> wy(static_cast<size_t>(y.numel()));
-      MatMulProduct<float>(s, wa.data(), wb.data(), wy.data());
+      MatMulProduct<float>(*blas, s, wa.data(), wb.data(), wy.data());
       StoreNarrowed<T>(wy, y);
     } else {
-      MatMulProduct<T>(s, a.data_as<const T>(), b.data_as<const T>(), y.data_as<T>());
+      MatMulProduct<T>(*blas, s, a.data_as<const T>(), b.data_as<const T>(), y.data_as<T>());
     }
     return Status::Ok();
   }
@@ -94,9 +77,9 @@ class MatMulKernel final : public MatMulKernelBase {
 
 // Y[m, n] = alpha·A'·B' + beta·C (C broadcast; null: none) in BLAS's type T.
 template <typename T>
-void GemmProduct(const GemmAttrs& attrs, const T* pa, int64_t lda, const T* pb, int64_t ldb,
-                 const T* pc, std::span<const int64_t> c_shape, std::span<const int64_t> y_shape,
-                 int64_t k, T* py) {
+void GemmProduct(const Blas& blas, const GemmAttrs& attrs, const T* pa, int64_t lda, const T* pb,
+                 int64_t ldb, const T* pc, std::span<const int64_t> c_shape,
+                 std::span<const int64_t> y_shape, int64_t k, T* py) {
   const int64_t m = y_shape[0], n = y_shape[1];
   // Y = beta·C first (broadcast), then the product is added with BLAS beta = 1.
   if (pc != nullptr) {
@@ -115,8 +98,8 @@ void GemmProduct(const GemmAttrs& attrs, const T* pa, int64_t lda, const T* pb, 
     std::fill_n(py, m * n, T(0));
   }
   if (k == 0) return;
-  Gemm(attrs.trans_a, attrs.trans_b, m, n, k, static_cast<T>(attrs.alpha), pa, lda, pb, ldb, T(1),
-       py, n);
+  blas.Gemm(attrs.trans_a, attrs.trans_b, m, n, k, static_cast<T>(attrs.alpha), pa, lda, pb, ldb,
+            T(1), py, n);
 }
 
 template <typename T>
@@ -136,15 +119,16 @@ class GemmKernel final : public GemmKernelBase {
     const int64_t k = attrs_.trans_a ? a.dim(0) : a.dim(1);
     if (y.numel() == 0) return Status::Ok();
     const Shape c_shape = c != nullptr ? c->shape() : Shape{};
+    ZG_ASSIGN_OR_RETURN(const Blas* blas, Blas::Get());
     if constexpr (kIsNarrowFloat<T>) {
       const std::vector<float> wa = Widened<T>(a), wb = Widened<T>(b);
       const std::vector<float> wc = c != nullptr ? Widened<T>(*c) : std::vector<float>{};
       std::vector<float> wy(static_cast<size_t>(y.numel()));
-      GemmProduct<float>(attrs_, wa.data(), a.dim(1), wb.data(), b.dim(1),
+      GemmProduct<float>(*blas, attrs_, wa.data(), a.dim(1), wb.data(), b.dim(1),
                          c != nullptr ? wc.data() : nullptr, c_shape, y.shape(), k, wy.data());
       StoreNarrowed<T>(wy, y);
     } else {
-      GemmProduct<T>(attrs_, a.data_as<const T>(), a.dim(1), b.data_as<const T>(), b.dim(1),
+      GemmProduct<T>(*blas, attrs_, a.data_as<const T>(), a.dim(1), b.data_as<const T>(), b.dim(1),
                      c != nullptr ? c->data_as<const T>() : nullptr, c_shape, y.shape(), k,
                      y.data_as<T>());
     }
