@@ -1,5 +1,7 @@
 #include "zerograph/passes/gradient_chain.h"
 
+#include <algorithm>
+
 #include "core/parallelism.h"
 #include "zerograph/core/str_cat.h"
 #include "zerograph/ir/node.h"
@@ -27,9 +29,12 @@ bool IsStepConstant(const Value& value) {
 bool StepConstantCache::IsStepConstant(const Value& value) {
   // Only initializers cost a scan of their users.
   if (value.initializer() == nullptr) return zerograph::IsStepConstant(value);
-  auto [it, inserted] = known_.try_emplace(&value, false);
-  if (inserted) it->second = zerograph::IsStepConstant(value);
-  return it->second;
+  const auto id = static_cast<size_t>(value.id());
+  if (id >= known_.size()) known_.resize(std::max(id + 1, 2 * known_.size()), kUnknown);
+  if (known_[id] == kUnknown) {
+    known_[id] = zerograph::IsStepConstant(value) ? kConstant : kNotConstant;
+  }
+  return known_[id] == kConstant;
 }
 
 GradientChain FindGradientChain(const Value& gradient, StepConstantCache* cache) {

@@ -271,20 +271,32 @@ StatusOr<CandidateSweep::Found> CandidateSweep::Finish() {
     for (Candidate* c : part_of(part)) c->key = ids[static_cast<size_t>(c->key)];
   }
 
-  // By value id: the optimizer node that reads it as a gradient / updates it as a parameter.
-  std::vector<const Node*> optimizer_of_grad(static_cast<size_t>(graph_.value_id_bound()));
-  std::vector<const Node*> optimizer_of_param(static_cast<size_t>(graph_.value_id_bound()));
+  // By value id: whether a candidate before reads it as a gradient / updates it as a parameter.
+  // Flags, not the nodes: a million-parameter graph has a few million value ids, and only a
+  // refusal needs the earlier node, found again then.
+  std::vector<bool> grad_seen(static_cast<size_t>(graph_.value_id_bound()));
+  std::vector<bool> param_seen(grad_seen.size());
+  auto first_with = [&](auto same) {
+    return *std::find_if(found.candidates.begin(), found.candidates.end(), same);
+  };
   for (const Candidate* c : found.candidates) {
-    const Node*& grad_reader = optimizer_of_grad[static_cast<size_t>(c->slot.grad->id())];
-    ZG_RETURN_IF_NOT(grad_reader == nullptr, "gradient '", c->slot.grad->name(),
-                     "' feeds two optimizer updates ('", grad_reader->name(), "' and '",
-                     c->optimizer->name(), "'); each gradient must update exactly one parameter");
-    grad_reader = c->optimizer;
-    const Node*& updater = optimizer_of_param[static_cast<size_t>(c->slot.param->id())];
-    ZG_RETURN_IF_NOT(updater == nullptr, "parameter '", c->slot.param->name(),
-                     "' is updated by two optimizer nodes ('", updater->name(), "' and '",
-                     c->optimizer->name(), "')");
-    updater = c->optimizer;
+    if (grad_seen[static_cast<size_t>(c->slot.grad->id())]) {
+      const Candidate* first =
+          first_with([&](const Candidate* o) { return o->slot.grad == c->slot.grad; });
+      return InvalidArgumentError(StrCat("gradient '", c->slot.grad->name(),
+                                         "' feeds two optimizer updates ('",
+                                         first->optimizer->name(), "' and '", c->optimizer->name(),
+                                         "'); each gradient must update exactly one parameter"));
+    }
+    grad_seen[static_cast<size_t>(c->slot.grad->id())] = true;
+    if (param_seen[static_cast<size_t>(c->slot.param->id())]) {
+      const Candidate* first =
+          first_with([&](const Candidate* o) { return o->slot.param == c->slot.param; });
+      return InvalidArgumentError(
+          StrCat("parameter '", c->slot.param->name(), "' is updated by two optimizer nodes ('",
+                 first->optimizer->name(), "' and '", c->optimizer->name(), "')"));
+    }
+    param_seen[static_cast<size_t>(c->slot.param->id())] = true;
   }
   return found;
 }

@@ -337,7 +337,26 @@ TEST(ShardingStage1Test, RejectsGradientFeedingTwoOptimizers) {
   Rewrite rewrite = Shard(*graph, 2);
   EXPECT_EQ(rewrite.status.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(rewrite.status.message().find("feeds two optimizer updates"), std::string_view::npos);
-  EXPECT_NE(rewrite.status.message().find("second_sgd"), std::string_view::npos);
+  EXPECT_NE(rewrite.status.message().find(StrCat("('", sgd->name(), "' and 'second_sgd')")),
+            std::string_view::npos)
+      << rewrite.status.message();
+}
+
+// One parameter updated by two optimizer nodes is refused the same way.
+TEST(ShardingStage1Test, RejectsParameterUpdatedByTwoOptimizers) {
+  auto graph = BuildToyTrainingGraph({{{"a", DataType::kFloat32, 64}}, /*adamw=*/false});
+  Node* sgd = graph->FindValue("a.new")->producer();
+  Value* other_grad = graph->AddInitializer("other_grad", DataType::kFloat32,
+                                            std::vector<int64_t>{64}, std::vector<std::byte>(256));
+  graph->AddNode("SGD", kZerographDomain, {sgd->input(0), sgd->input(1), other_grad},
+                 {"a.new.again"}, "second_sgd");
+  Rewrite rewrite = Shard(*graph, 2);
+  EXPECT_EQ(rewrite.status.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(rewrite.status.message().find(StrCat("parameter '", sgd->input(1)->name(),
+                                                 "' is updated by two optimizer nodes ('",
+                                                 sgd->name(), "' and 'second_sgd')")),
+            std::string_view::npos)
+      << rewrite.status.message();
 }
 
 // A graph large enough that the candidates are swept and the gradient chains walked on several

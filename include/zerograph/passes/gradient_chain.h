@@ -1,9 +1,9 @@
 #ifndef ZEROGRAPH_PASSES_GRADIENT_CHAIN_H_
 #define ZEROGRAPH_PASSES_GRADIENT_CHAIN_H_
 
+#include <cstdint>
 #include <span>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 namespace zerograph {
@@ -39,7 +39,10 @@ class StepConstantCache {
   bool IsStepConstant(const Value& value);
 
  private:
-  std::unordered_map<const Value*, bool> known_;
+  // By value id, grown as ids come: a flat table, as a large model has an initializer per
+  // parameter and a chain reads several (a hash map's nodes and lookups cost more than the walk).
+  enum Known : uint8_t { kUnknown, kConstant, kNotConstant };
+  std::vector<Known> known_;
 };
 
 // Walks up from `gradient`'s producer. A pass that walks many chains passes one `cache` to all.
