@@ -192,7 +192,8 @@ Value* Graph::AddInitializer(std::string_view name, DataType dtype, std::span<co
   for (int64_t d : dims) proto->add_dims(d);
   proto->set_raw_data(std::move(raw_bytes));
   Tensor& tensor = tensor_pool_.emplace_back(GraphKey());
-  tensor.proto_ = proto;
+  const Status attached = tensor.Attach(proto);
+  ZG_CHECK(attached.ok(), "initializer '", proto->name(), "': ", attached.message());
   Value* value = NewValue(proto->name());
   value->initializer_ = &tensor;
   values_by_name_.Insert(value);
@@ -865,7 +866,9 @@ Status Graph::ImportGraph(const ExternalDataResolver& resolve, GraphFeed& feed) 
     onnx::TensorProto* tensor_proto = initializers[i];
     ZG_RETURN_IF_NOT(!tensor_proto->name().empty(), "an initializer has no name");
     Tensor& tensor = tensor_pool_.emplace_back(GraphKey());
-    tensor.proto_ = tensor_proto;
+    if (Status attached = tensor.Attach(tensor_proto); !attached.ok()) {
+      return std::move(attached).WithContext(StrCat("initializer '", tensor_proto->name(), "'"));
+    }
     ZG_RETURN_IF_NOT(
         DataTypeFromOnnx(tensor_proto->data_type()).has_value() && tensor_proto->data_type() != 0,
         "initializer '", tensor_proto->name(), "' has unknown element type ",

@@ -29,8 +29,10 @@ Tensor::~Tensor() = default;
 
 std::string_view Tensor::name() const { return proto_->name(); }
 
-DataType Tensor::dtype() const {
-  return DataTypeFromOnnx(proto_->data_type()).value_or(DataType::kUndefined);
+Status Tensor::Attach(onnx::TensorProto* proto) {
+  proto_ = proto;
+  dtype_ = DataTypeFromOnnx(proto->data_type()).value_or(DataType::kUndefined);
+  return CheckedNumElements(dims()).status();
 }
 
 std::span<const int64_t> Tensor::dims() const {

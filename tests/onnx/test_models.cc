@@ -272,6 +272,21 @@ Status ExternalLengthMismatch(const std::string& path) {
   return WriteModelFile(model, path);
 }
 
+// Initializer `w` of the Add model with a shape no tensor has.
+Status NegativeInitializerDim(const std::string& path) {
+  ZG_ASSIGN_OR_RETURN(onnx::ModelProto model, AddModel());
+  model.mutable_graph()->mutable_initializer(0)->set_dims(0, -2);
+  return WriteModelFile(model, path);
+}
+
+Status OverflowingInitializerShape(const std::string& path) {
+  ZG_ASSIGN_OR_RETURN(onnx::ModelProto model, AddModel());
+  onnx::TensorProto* w = model.mutable_graph()->mutable_initializer(0);
+  w->set_dims(0, int64_t{1} << 32);
+  w->add_dims(int64_t{1} << 32);
+  return WriteModelFile(model, path);
+}
+
 Status BadTrainingMetadata(const std::string& path) {
   ZG_ASSIGN_OR_RETURN(onnx::ModelProto model, ParseModelText(R"(
     <ir_version: 8, opset_import: ["" : 17]>
@@ -317,6 +332,11 @@ const std::vector<BadModel>& BadModels() {
       {"external_bad_offset", "initializer 'w'", ExternalBadOffset},
       {"external_past_end", "initializer 'w'", ExternalPastEnd},
       {"external_length_mismatch", "initializer 'w'", ExternalLengthMismatch},
+      {"negative_initializer_dim", "initializer 'w': shape [-2] has a negative dimension",
+       NegativeInitializerDim},
+      {"overflowing_initializer_shape",
+       "initializer 'w': shape [4294967296,4294967296] has more elements than int64 can count",
+       OverflowingInitializerShape},
       {"bad_training_metadata", "zerograph.inputs", BadTrainingMetadata},
   };
   return cases;

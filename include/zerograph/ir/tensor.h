@@ -33,7 +33,7 @@ class Tensor {
   ~Tensor();
 
   std::string_view name() const;
-  DataType dtype() const;
+  DataType dtype() const { return dtype_; }
   std::span<const int64_t> dims() const;
   int64_t numel() const;
   int64_t byte_size() const { return numel() * static_cast<int64_t>(ElementSize(dtype())); }
@@ -55,6 +55,10 @@ class Tensor {
  private:
   friend class Graph;
 
+  // Makes `proto` the tensor's message and reads its type; fails when the shape has a negative
+  // dimension or more elements than int64 counts (numel() multiplies the dimensions unchecked).
+  Status Attach(onnx::TensorProto* proto);
+
   onnx::TensorProto* proto_ = nullptr;
   // For external data: the mapping and this tensor's byte range in it.
   std::shared_ptr<const MappedFile> external_file_;
@@ -64,6 +68,10 @@ class Tensor {
   // is written once, before `converted_valid_` is set.
   mutable std::vector<std::byte> converted_;
   mutable std::atomic<bool> converted_valid_{false};
+  // Read from the message once (Attach): an initializer's type never changes, and the passes
+  // read it for every parameter, a cache miss each in a large model's messages. Last, in the
+  // flag's padding: a large model has a million tensors.
+  DataType dtype_ = DataType::kUndefined;
 };
 
 }  // namespace zerograph
