@@ -141,11 +141,18 @@ const OpInfo* Graph::OpInfoOf(std::string_view domain, std::string_view op_type)
   for (const KnownOp& op : known_ops_) {
     if (op.op_type == op_type && op.domain == domain) return &op.info;
   }
-  const OpVersions* versions = OpContracts::Get().FindOp(domain, op_type);
+  const OpContracts& contracts = OpContracts::Get();
+  const OpVersions* versions = contracts.FindOp(domain, op_type);
   const OpContract* contract =
       versions != nullptr ? OpContracts::PickVersion(*versions, OpsetVersion(domain)) : nullptr;
+  const std::span<const OpContracts::Optimizer> optimizers = contracts.optimizers();
+  const auto optimizer = std::find_if(optimizers.begin(), optimizers.end(), [&](const auto& o) {
+    return o.domain == domain && o.name == op_type;
+  });
   KnownOp& known = known_ops_.emplace_back(std::string(domain), std::string(op_type));
-  known.info = {known.domain, known.op_type, versions, contract};
+  known.info = {
+      known.domain, known.op_type, versions, contract,
+      optimizer != optimizers.end() ? static_cast<int>(optimizer - optimizers.begin()) : -1};
   return &known.info;
 }
 

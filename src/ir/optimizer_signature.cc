@@ -13,14 +13,11 @@ OptimizerLayout Layout(const OptimizerSignature& signature) {
 }  // namespace
 
 std::optional<OptimizerSignature> FindOptimizerSignature(const Node& node) {
-  // A scan of the few optimizer ops: passes ask this of every node of large graphs.
-  for (const OpContracts::Optimizer& optimizer : OpContracts::Get().optimizers()) {
-    if (node.Is(optimizer.domain, optimizer.name)) {
-      return OptimizerSignature{optimizer.domain, optimizer.name, optimizer.layout.num_scalars,
-                                optimizer.layout.num_states, optimizer.layout.optional_control};
-    }
-  }
-  return std::nullopt;
+  if (node.optimizer_index() < 0) return std::nullopt;
+  const OpContracts::Optimizer& optimizer =
+      OpContracts::Get().optimizers()[static_cast<size_t>(node.optimizer_index())];
+  return OptimizerSignature{optimizer.domain, optimizer.name, optimizer.layout.num_scalars,
+                            optimizer.layout.num_states, optimizer.layout.optional_control};
 }
 
 StatusOr<std::vector<OptimizerSlot>> OptimizerSlots(const Node& node,

@@ -33,6 +33,9 @@ struct OpInfo {
   std::string_view op_type;
   const OpVersions* versions = nullptr;
   const OpContract* contract = nullptr;
+  // The op's entry in OpContracts::optimizers(), or -1 when it is no optimizer: passes ask this
+  // of every node of large graphs (FindOptimizerSignature).
+  int optimizer = -1;
 };
 
 // ONNX's attribute kinds, numbered as AttributeProto.AttributeType.
@@ -80,6 +83,8 @@ class Node {
   // The contract of the graph's opset version (see OpInfo), or null. Attribute defaults come
   // from it, since they change between versions (Softmax's axis, Dropout's ratio).
   const OpContract* contract() const { return op_info_->contract; }
+  // The op's entry in OpContracts::optimizers() (see OpInfo), or -1.
+  int optimizer_index() const { return op_info_->optimizer; }
   bool Is(std::string_view domain, std::string_view op_type) const {
     return this->domain() == domain && this->op_type() == op_type;
   }
