@@ -876,10 +876,8 @@ Status Graph::ImportGraph(const ExternalDataResolver& resolve, GraphFeed& feed) 
     if (Status attached = tensor.Attach(tensor_proto); !attached.ok()) {
       return std::move(attached).WithContext(StrCat("initializer '", tensor_proto->name(), "'"));
     }
-    ZG_RETURN_IF_NOT(
-        DataTypeFromOnnx(tensor_proto->data_type()).has_value() && tensor_proto->data_type() != 0,
-        "initializer '", tensor_proto->name(), "' has unknown element type ",
-        tensor_proto->data_type());
+    ZG_RETURN_IF_NOT(tensor.dtype() != DataType::kUndefined, "initializer '", tensor_proto->name(),
+                     "' has unknown element type ", tensor_proto->data_type());
     if (tensor_proto->data_location() == onnx::TensorProto::EXTERNAL) {
       ZG_RET_CHECK(resolve != nullptr, "no resolver for external data");
       StatusOr<ExternalBytes> bytes = resolve(*tensor_proto);

@@ -279,6 +279,12 @@ Status NegativeInitializerDim(const std::string& path) {
   return WriteModelFile(model, path);
 }
 
+Status UnknownInitializerType(const std::string& path) {
+  ZG_ASSIGN_OR_RETURN(onnx::ModelProto model, AddModel());
+  model.mutable_graph()->mutable_initializer(0)->set_data_type(99);
+  return WriteModelFile(model, path);
+}
+
 Status OverflowingInitializerShape(const std::string& path) {
   ZG_ASSIGN_OR_RETURN(onnx::ModelProto model, AddModel());
   onnx::TensorProto* w = model.mutable_graph()->mutable_initializer(0);
@@ -334,6 +340,8 @@ const std::vector<BadModel>& BadModels() {
       {"external_length_mismatch", "initializer 'w'", ExternalLengthMismatch},
       {"negative_initializer_dim", "initializer 'w': shape [-2] has a negative dimension",
        NegativeInitializerDim},
+      {"unknown_initializer_type", "initializer 'w' has unknown element type 99",
+       UnknownInitializerType},
       {"overflowing_initializer_shape",
        "initializer 'w': shape [4294967296,4294967296] has more elements than int64 can count",
        OverflowingInitializerShape},
