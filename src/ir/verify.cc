@@ -14,7 +14,7 @@
 namespace zerograph {
 namespace {
 
-// Nodes checked per task: each task looks their names up in bulk (see Verify).
+// Nodes checked per task: each task looks their names up in bulk (see CheckNodes).
 constexpr size_t kVerifyChunk = 1024;
 // Nodes from which a checking thread pays for its start.
 constexpr size_t kNodesPerThread = 50000;
@@ -24,14 +24,23 @@ std::string Label(const Node& node) {
   return StrCat("node '", node.name(), "' (", node.op_type(), ")");
 }
 
-// Every use recorded on `value` must be an input edge that reads it.
+// Every use recorded on `value` must be an input edge of a node in the graph that reads it, and
+// the edge must record where the use lies. With the same check from each edge (CheckNodes), uses
+// and edges correspond one to one: no count of either is needed.
 Status CheckUsers(const Value& value) {
-  for (const Use& use : value.users()) {
-    ZG_RETURN_IF_NOT(use.input_index >= 0 &&
-                         static_cast<size_t>(use.input_index) < use.node->num_inputs() &&
-                         use.node->input(static_cast<size_t>(use.input_index)) == &value,
-                     "value '", value.name(), "' lists ", Label(*use.node), " input ",
-                     use.input_index, " as a user, but that input reads something else");
+  const std::span<const Use> users = value.users();
+  for (size_t k = 0; k < users.size(); ++k) {
+    const Use& use = users[k];
+    ZG_RETURN_IF_NOT(!use.node->erased(), "value '", value.name(), "' lists erased ",
+                     Label(*use.node), " as a user");
+    const auto input = static_cast<size_t>(use.input_index);
+    ZG_RETURN_IF_NOT(
+        use.input_index >= 0 && input < use.node->num_inputs() && use.node->input(input) == &value,
+        "value '", value.name(), "' lists ", Label(*use.node), " input ", use.input_index,
+        " as a user, but that input reads something else");
+    ZG_RETURN_IF_NOT(use.node->input_use_index(input) == k, "value '", value.name(), "' lists ",
+                     Label(*use.node), " input ", use.input_index,
+                     " as a user twice, or where the edge does not look for it");
   }
   return Status::Ok();
 }
@@ -74,15 +83,18 @@ Status CheckContract(GraphContracts& contracts, const Node& node) {
   return CheckNodeAgainstContract(node, *contract, AttributeCheck::kRequired);
 }
 
-// The checks, in chunks of the schedule that threads take in turn; the first error in schedule
-// order is reported.
+// The checks, in chunks of the nodes in the order they were made, which threads take in turn;
+// the first error in that order is reported. Every check is of one node and its neighbours, so
+// that no thread walks the schedule, a cache miss per node on a large graph: the links of each
+// node agree with its neighbours' and the order keys grow along them, only the first node starts
+// the schedule and only the last ends it, so the nodes form one chain from the first to the last.
 class Verifier {
  public:
   explicit Verifier(const Graph& graph)
       : graph_(graph),
         sources_(static_cast<size_t>(graph.value_id_bound()), 0),
-        scheduled_(static_cast<size_t>(graph.node_id_bound()), 0),
-        edges_(static_cast<size_t>(graph.value_id_bound())) {}
+        chunks_((static_cast<size_t>(graph.node_id_bound()) + kVerifyChunk - 1) / kVerifyChunk),
+        nodes_in_chunk_(chunks_, 0) {}
 
   Status Run() {
     // Graph inputs and initializers must be the graph's values of their names.
@@ -93,38 +105,14 @@ class Verifier {
         sources_[static_cast<size_t>(sources[i]->id())] = 1;
       }
     }
-    // The schedule's links, walked once; the rest of the checks need no order of their own.
-    const Node* previous = nullptr;
-    for (const Node* node : graph_.nodes()) {
-      ZG_RETURN_IF_NOT(node->prev() == previous, Label(*node), ": schedule links are inconsistent");
-      ZG_RETURN_IF_NOT(previous == nullptr || previous->IsBefore(*node), Label(*node),
-                       ": order key is not after its predecessor's");
-      scheduled_[static_cast<size_t>(node->id())] = 1;
-      schedule_.push_back(node);
-      previous = node;
-    }
-    ZG_RETURN_IF_NOT(previous == graph_.last_node(), "the schedule's last node is inconsistent");
-    ZG_RETURN_IF_NOT(schedule_.size() == graph_.num_nodes(), "the schedule holds ",
-                     schedule_.size(), " nodes, but the graph counts ", graph_.num_nodes());
-
-    const size_t chunks = (schedule_.size() + kVerifyChunk - 1) / kVerifyChunk;
-    const int threads = ThreadsFor(schedule_.size(), kNodesPerThread);
-    ZG_RETURN_IF_ERROR(InChunks(chunks, threads, [&](size_t c) { return CheckNodes(c); }));
-    // Input edges per value, counted above: CheckUsers showed every listed use is an edge; equal
-    // counts then show every edge is listed (searching the use list per edge is quadratic for
-    // values such as the learning rate that thousands of nodes read).
-    for (const std::vector<Value*>& sources : {graph_.inputs(), graph_.initializers()}) {
-      for (const Value* source : sources) ZG_RETURN_IF_ERROR(CheckEdgeCount(*source));
-    }
-    for (const Value* source : sparse_sources_) ZG_RETURN_IF_ERROR(CheckEdgeCount(*source));
-    ZG_RETURN_IF_ERROR(InChunks(chunks, threads, [&](size_t c) {
-      for (const Node* node : ChunkOf(c)) {
-        for (const Value* output : node->outputs()) {
-          if (output != nullptr) ZG_RETURN_IF_ERROR(CheckEdgeCount(*output));
-        }
-      }
-      return Status::Ok();
-    }));
+    const int threads = ThreadsFor(graph_.num_nodes(), kNodesPerThread);
+    ZG_RETURN_IF_ERROR(InChunks(chunks_, threads, [&](size_t c) { return CheckNodes(c); }));
+    size_t nodes = 0;
+    for (const size_t count : nodes_in_chunk_) nodes += count;
+    ZG_RETURN_IF_NOT(nodes == graph_.num_nodes(), "the graph holds ", nodes, " nodes, but counts ",
+                     graph_.num_nodes());
+    ZG_RETURN_IF_NOT(nodes > 0 || (graph_.first_node() == nullptr && graph_.last_node() == nullptr),
+                     "the graph has no nodes, but its schedule has ends");
 
     const std::vector<Value*> found_outputs = graph_.FindValues(NamesOf(graph_.outputs()));
     for (size_t i = 0; i < graph_.outputs().size(); ++i) {
@@ -138,11 +126,6 @@ class Verifier {
   }
 
  private:
-  std::span<const Node* const> ChunkOf(size_t c) const {
-    const size_t begin = c * kVerifyChunk;
-    return std::span(schedule_).subspan(begin, std::min(kVerifyChunk, schedule_.size() - begin));
-  }
-
   // `found` is graph.FindValue(value.name()).
   static Status CheckSource(const Value& value, const Value* found) {
     ZG_RETURN_IF_NOT(found == &value, "value '", value.name(),
@@ -150,19 +133,33 @@ class Verifier {
     return CheckUsers(value);
   }
 
-  // Whether `value`'s producer is in the schedule and lists it as its output.
-  bool IsDefinedByItsProducer(const Value& value) const {
+  // Whether `value`'s producer is in the graph and lists it as its output.
+  static bool IsDefinedByItsProducer(const Value& value) {
     const Node* producer = value.producer();
     const auto index = static_cast<size_t>(value.producer_output_index());
-    return scheduled_[static_cast<size_t>(producer->id())] && index < producer->num_outputs() &&
+    return !producer->erased() && index < producer->num_outputs() &&
            producer->output(index) == &value;
   }
 
-  Status CheckEdgeCount(const Value& value) const {
-    const int64_t edges = edges_[static_cast<size_t>(value.id())].load(std::memory_order_relaxed);
-    ZG_RETURN_IF_NOT(static_cast<size_t>(edges) == value.users().size(), "value '", value.name(),
-                     "' lists ", value.users().size(), " uses, but nodes read it ", edges,
-                     " times");
+  // The node's links agree with its neighbours', which are in the graph, and the order key grows
+  // to the next node; a node without a neighbour is the schedule's end.
+  Status CheckLinks(const Node& node) const {
+    if (const Node* next = node.next(); next == nullptr) {
+      ZG_RETURN_IF_NOT(&node == graph_.last_node(), Label(node),
+                       " ends the schedule, but is not its last node");
+    } else {
+      ZG_RETURN_IF_NOT(!next->erased() && next->prev() == &node, Label(node),
+                       ": schedule links are inconsistent");
+      ZG_RETURN_IF_NOT(node.IsBefore(*next), Label(*next),
+                       ": order key is not after its predecessor's");
+    }
+    if (const Node* prev = node.prev(); prev == nullptr) {
+      ZG_RETURN_IF_NOT(&node == graph_.first_node(), Label(node),
+                       " starts the schedule, but is not its first node");
+    } else {
+      ZG_RETURN_IF_NOT(!prev->erased() && prev->next() == &node, Label(node),
+                       ": schedule links are inconsistent");
+    }
     return Status::Ok();
   }
 
@@ -170,7 +167,7 @@ class Verifier {
   // lookups are done in bulk (a chunk of nodes at a time, FindValues / FindNodes), which overlaps
   // their cache misses: one at a time, they are most of the time Verify takes on a large graph.
   Status CheckNodes(size_t c) {
-    const std::span<const Node* const> chunk = ChunkOf(c);
+    const StoredNodeRange chunk = graph_.stored_nodes(c, chunks_);
     std::vector<std::string_view> node_names, output_names;
     for (const Node* node : chunk) {
       node_names.push_back(node->name());
@@ -178,15 +175,18 @@ class Verifier {
         if (output != nullptr) output_names.push_back(output->name());
       }
     }
+    nodes_in_chunk_[c] = node_names.size();
     const std::vector<Node*> found_nodes = graph_.FindNodes(node_names);
     const std::vector<Value*> found_outputs = graph_.FindValues(output_names);
     GraphContracts contracts(graph_);
+    size_t k = 0;            // in found_nodes
     size_t next_output = 0;  // in found_outputs
-    for (size_t k = 0; k < chunk.size(); ++k) {
-      const Node* node = chunk[k];
+    for (const Node* node : chunk) {
+      ZG_RETURN_IF_ERROR(CheckLinks(*node));
       if (!node->name().empty()) {
         ZG_RETURN_IF_NOT(found_nodes[k] == node, Label(*node), ": another node has the same name");
       }
+      ++k;
       for (size_t i = 0; i < node->num_inputs(); ++i) {
         const Value* input = node->input(i);
         if (input == nullptr) continue;
@@ -198,7 +198,12 @@ class Verifier {
           // A source that is neither a graph input nor an initializer: a sparse initializer.
           ZG_RETURN_IF_ERROR(AddSparseSource(*input));
         }
-        edges_[static_cast<size_t>(input->id())].fetch_add(1, std::memory_order_relaxed);
+        const std::span<const Use> users = input->users();
+        const uint32_t use = node->input_use_index(i);
+        ZG_RETURN_IF_NOT(use < users.size() && users[use].node == node &&
+                             users[use].input_index == static_cast<int>(i),
+                         Label(*node), " input ", i, " reads '", input->name(),
+                         "', which does not list it as a user");
       }
       for (size_t i = 0; i < node->num_outputs(); ++i) {
         const Value* output = node->output(i);
@@ -216,20 +221,20 @@ class Verifier {
   }
 
   Status AddSparseSource(const Value& value) {
-    ZG_RETURN_IF_ERROR(CheckSource(value, graph_.FindValue(value.name())));
     std::lock_guard<std::mutex> lock(sparse_mutex_);
-    if (std::find(sparse_sources_.begin(), sparse_sources_.end(), &value) ==
+    if (std::find(sparse_sources_.begin(), sparse_sources_.end(), &value) !=
         sparse_sources_.end()) {
-      sparse_sources_.push_back(&value);
+      return Status::Ok();
     }
+    ZG_RETURN_IF_ERROR(CheckSource(value, graph_.FindValue(value.name())));
+    sparse_sources_.push_back(&value);
     return Status::Ok();
   }
 
   const Graph& graph_;
-  std::vector<char> sources_;    // by value id: graph inputs and initializers
-  std::vector<char> scheduled_;  // by node id
-  std::vector<const Node*> schedule_;
-  std::vector<std::atomic<int64_t>> edges_;  // by value id: input edges reading the value
+  std::vector<char> sources_;  // by value id: graph inputs and initializers
+  const size_t chunks_;
+  std::vector<size_t> nodes_in_chunk_;  // the nodes of each chunk in the graph
   std::mutex sparse_mutex_;
   std::vector<const Value*> sparse_sources_;  // a handful at most
 };

@@ -45,8 +45,8 @@ TEST_F(VerifyTest, CatchesMoveBeforeProducer) {
 }
 
 // Large graphs are checked in chunks on several threads; the error reported is still the first in
-// schedule order, whichever chunk a thread finished first, and an erased producer is caught too.
-TEST_F(VerifyTest, LargeGraphReportsTheFirstErrorInScheduleOrder) {
+// the order the nodes were made, whichever chunk a thread finished first.
+TEST_F(VerifyTest, LargeGraphReportsTheFirstErrorInNodeOrder) {
   std::vector<Node*> chain = NegChain(150000);
   graph_.AddOutput(chain.back()->output(0));
   ASSERT_TRUE(Verify(graph_).ok()) << Verify(graph_).message();

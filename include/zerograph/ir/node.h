@@ -93,6 +93,8 @@ class Node {
   std::span<Value* const> inputs() const { return inputs_; }
   Value* input(size_t i) const { return inputs_[i]; }
   size_t num_inputs() const { return inputs_.size(); }
+  // Where input i's use lies in its value's users(): a use is found from its edge in O(1).
+  uint32_t input_use_index(size_t i) const { return input_uses_[i]; }
   std::span<Value* const> outputs() const { return outputs_; }
   Value* output(size_t i) const { return outputs_[i]; }
   size_t num_outputs() const { return outputs_.size(); }

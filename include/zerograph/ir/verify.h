@@ -10,7 +10,8 @@ class Graph;
 // Checks the invariants every pass must keep: SSA (each value defined once, its producer and users
 // consistent with the nodes' edges), topological order (every input defined before it is read),
 // graph outputs defined, unique value and node names, and the input/output counts and attribute
-// types of our own `org.zerograph` ops. Returns the first violation, naming the node and value.
+// types of our own `org.zerograph` ops. Returns the first violation in the order the nodes were
+// made, naming the node and value.
 Status Verify(const Graph& graph);
 
 // Checks each node against its op contract (input and output counts, omitted inputs, required
