@@ -419,7 +419,7 @@ Status RunRewriteGraph(const RewriteGraphOptions& options) {
   StatusOr<bool> changed = pipeline.Run(*graph);
   if (!changed.ok()) return std::move(changed).status().WithContext(rewriting);
   // The input was verified when read; what the passes changed is verified and checked for
-  // hazards while it is written, and put in place only if it passes both.
+  // hazards while it is flushed to disk, and put in place only if it passes both.
   const bool check_while_writing = *changed && !options.verify_each_pass;
   if (!check_while_writing) ZG_RETURN_IF_ERROR(CheckHazards(*graph).WithContext(rewriting));
   if (options.master_weights &&

@@ -14,9 +14,10 @@ namespace zerograph {
 // appear complete or not at all: they are written under temporary names and renamed into place.
 Status SaveModel(Graph& graph, const std::string& path);
 
-// The same, with `check` run on another thread while the graph is written: the files are put in
-// place only once it succeeds, else its error is returned and nothing is left. `check` must only
-// read the graph (rewrite-graph verifies its rewrite this way, hiding the check behind the I/O).
+// The same, with `check` run on another thread while the written files are flushed to disk: they
+// are put in place only once it succeeds, else its error is returned and nothing is left. `check`
+// must only read the graph (rewrite-graph verifies its rewrite this way, hiding the check behind
+// the flush).
 Status SaveModel(Graph& graph, const std::string& path, const std::function<Status()>& check);
 
 }  // namespace zerograph
