@@ -25,8 +25,8 @@ std::string Label(const Node& node) {
 }
 
 // Every use recorded on `value` must be an input edge of a node in the graph that reads it, and
-// the edge must record where the use lies. With the same check from each edge (CheckNodes), uses
-// and edges correspond one to one: no count of either is needed.
+// the edge must record where the use lies. Verify walks the uses only to name what is wrong once
+// the counts of uses and edges disagree (Verifier::Run).
 Status CheckUsers(const Value& value) {
   const std::span<const Use> users = value.users();
   for (size_t k = 0; k < users.size(); ++k) {
@@ -88,13 +88,18 @@ Status CheckContract(GraphContracts& contracts, const Node& node) {
 // that no thread walks the schedule, a cache miss per node on a large graph: the links of each
 // node agree with its neighbours' and the order keys grow along them, only the first node starts
 // the schedule and only the last ends it, so the nodes form one chain from the first to the last.
+//
+// Each input edge finds its own use in its value's list (the use names the edge, so no two edges
+// share one), and each value an edge can read (a live node's output, a graph input, an
+// initializer) is counted once with its uses: when there are as many uses as edges, every use is
+// an edge's, and no use is walked (a cache miss or two per use, to its node).
 class Verifier {
  public:
   explicit Verifier(const Graph& graph)
       : graph_(graph),
         sources_(static_cast<size_t>(graph.value_id_bound()), 0),
         chunks_((static_cast<size_t>(graph.node_id_bound()) + kVerifyChunk - 1) / kVerifyChunk),
-        nodes_in_chunk_(chunks_, 0) {}
+        counts_(chunks_) {}
 
   Status Run() {
     // Graph inputs and initializers must be the graph's values of their names.
@@ -102,17 +107,25 @@ class Verifier {
       const std::vector<Value*> found = graph_.FindValues(NamesOf(sources));
       for (size_t i = 0; i < sources.size(); ++i) {
         ZG_RETURN_IF_ERROR(CheckSource(*sources[i], found[i]));
-        sources_[static_cast<size_t>(sources[i]->id())] = 1;
+        char& counted = sources_[static_cast<size_t>(sources[i]->id())];
+        if (!counted) source_uses_ += sources[i]->users().size();  // an input and initializer once
+        counted = 1;
       }
     }
     const int threads = ThreadsFor(graph_.num_nodes(), kNodesPerThread);
     ZG_RETURN_IF_ERROR(InChunks(chunks_, threads, [&](size_t c) { return CheckNodes(c); }));
-    size_t nodes = 0;
-    for (const size_t count : nodes_in_chunk_) nodes += count;
-    ZG_RETURN_IF_NOT(nodes == graph_.num_nodes(), "the graph holds ", nodes, " nodes, but counts ",
-                     graph_.num_nodes());
-    ZG_RETURN_IF_NOT(nodes > 0 || (graph_.first_node() == nullptr && graph_.last_node() == nullptr),
-                     "the graph has no nodes, but its schedule has ends");
+    ChunkCounts total{.uses = source_uses_};
+    for (const ChunkCounts& counts : counts_) {
+      total.nodes += counts.nodes;
+      total.edges += counts.edges;
+      total.uses += counts.uses;
+    }
+    ZG_RETURN_IF_NOT(total.nodes == graph_.num_nodes(), "the graph holds ", total.nodes,
+                     " nodes, but counts ", graph_.num_nodes());
+    if (total.uses != total.edges) return FindStrayUse(total);
+    ZG_RETURN_IF_NOT(
+        total.nodes > 0 || (graph_.first_node() == nullptr && graph_.last_node() == nullptr),
+        "the graph has no nodes, but its schedule has ends");
 
     const std::vector<Value*> found_outputs = graph_.FindValues(NamesOf(graph_.outputs()));
     for (size_t i = 0; i < graph_.outputs().size(); ++i) {
@@ -126,11 +139,33 @@ class Verifier {
   }
 
  private:
+  struct ChunkCounts {
+    size_t nodes = 0;
+    size_t edges = 0;  // inputs read
+    size_t uses = 0;   // on the nodes' outputs
+  };
+
   // `found` is graph.FindValue(value.name()).
   static Status CheckSource(const Value& value, const Value* found) {
     ZG_RETURN_IF_NOT(found == &value, "value '", value.name(),
                      "' is not the graph's value of that name (erased or renamed)");
-    return CheckUsers(value);
+    return Status::Ok();
+  }
+
+  // Names a use that is no edge's, which there is when the values counted hold more uses than
+  // the live nodes have edges.
+  Status FindStrayUse(const ChunkCounts& total) {
+    for (const std::vector<Value*>& sources : {graph_.inputs(), graph_.initializers()}) {
+      for (const Value* source : sources) ZG_RETURN_IF_ERROR(CheckUsers(*source));
+    }
+    for (const Value* source : sparse_sources_) ZG_RETURN_IF_ERROR(CheckUsers(*source));
+    for (const Node* node : graph_.stored_nodes()) {
+      for (const Value* output : node->outputs()) {
+        if (output != nullptr) ZG_RETURN_IF_ERROR(CheckUsers(*output));
+      }
+    }
+    return InternalError(StrCat("the graph's values list ", total.uses,
+                                " uses, but its nodes read ", total.edges, " inputs"));
   }
 
   // Whether `value`'s producer is in the graph and lists it as its output.
@@ -175,7 +210,8 @@ class Verifier {
         if (output != nullptr) output_names.push_back(output->name());
       }
     }
-    nodes_in_chunk_[c] = node_names.size();
+    ChunkCounts& counts = counts_[c];
+    counts.nodes = node_names.size();
     const std::vector<Node*> found_nodes = graph_.FindNodes(node_names);
     const std::vector<Value*> found_outputs = graph_.FindValues(output_names);
     GraphContracts contracts(graph_);
@@ -190,6 +226,7 @@ class Verifier {
       for (size_t i = 0; i < node->num_inputs(); ++i) {
         const Value* input = node->input(i);
         if (input == nullptr) continue;
+        ++counts.edges;
         if (input->producer() != nullptr) {
           ZG_RETURN_IF_NOT(IsDefinedByItsProducer(*input) && input->producer()->IsBefore(*node),
                            Label(*node), " reads '", input->name(), "' before ",
@@ -213,7 +250,7 @@ class Verifier {
             Label(*node), ": output ", i, " '", output->name(), "' names another producer");
         ZG_RETURN_IF_NOT(found_outputs[next_output++] == output, Label(*node), ": output '",
                          output->name(), "' is defined more than once");
-        ZG_RETURN_IF_ERROR(CheckUsers(*output));
+        if (!sources_[static_cast<size_t>(output->id())]) counts.uses += output->users().size();
       }
       ZG_RETURN_IF_ERROR(CheckContract(contracts, *node));
     }
@@ -228,15 +265,17 @@ class Verifier {
     }
     ZG_RETURN_IF_ERROR(CheckSource(value, graph_.FindValue(value.name())));
     sparse_sources_.push_back(&value);
+    source_uses_ += value.users().size();
     return Status::Ok();
   }
 
   const Graph& graph_;
   std::vector<char> sources_;  // by value id: graph inputs and initializers
   const size_t chunks_;
-  std::vector<size_t> nodes_in_chunk_;  // the nodes of each chunk in the graph
+  std::vector<ChunkCounts> counts_;  // of each chunk's live nodes
   std::mutex sparse_mutex_;
   std::vector<const Value*> sparse_sources_;  // a handful at most
+  size_t source_uses_ = 0;                    // of the graph inputs and initializers counted
 };
 
 }  // namespace
