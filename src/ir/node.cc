@@ -6,7 +6,7 @@ namespace zerograph {
 
 void Node::SetRole(OpRole role, bool is_loss) {
   role_bits_ = static_cast<int64_t>(role) | (is_loss ? kLossRoleBit : 0);
-  role_unwritten_ = !HasAttribute(kOpRoleAttr);
+  role_unwritten_ = !may_have_role_attr_ || !HasAttribute(kOpRoleAttr);
   if (!role_unwritten_) MutableAttribute(kOpRoleAttr, AttributeType::kInt)->set_i(role_bits_);
 }
 
@@ -24,9 +24,11 @@ void Node::SetBucket(int64_t bucket) {
 }
 
 void Node::LoadAnnotations() {
+  may_have_role_attr_ = false;
   for (const onnx::AttributeProto& attr : proto_->attribute()) {
     // Annotations start with "__"; most attributes are rejected by the first character.
     if (attr.name().size() < 2 || attr.name()[0] != '_' || attr.name()[1] != '_') continue;
+    if (attr.name() == kOpRoleAttr) may_have_role_attr_ = true;
     if (attr.name() == kOpRoleAttr && attr.type() == onnx::AttributeProto::INT) {
       role_bits_ = attr.i();
     } else if (attr.name() == kExecutionStreamAttr && attr.type() == onnx::AttributeProto::STRING) {
@@ -55,6 +57,7 @@ onnx::AttributeProto* Node::MutableAttribute(std::string_view name, AttributeTyp
   if (found == nullptr) {
     found = proto_->add_attribute();
     found->set_name(std::string(name));
+    if (name == kOpRoleAttr) may_have_role_attr_ = true;
   } else {
     found->Clear();
     found->set_name(std::string(name));

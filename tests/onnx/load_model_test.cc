@@ -4,10 +4,12 @@
 
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <gmock/gmock.h>
@@ -18,6 +20,7 @@
 #include "zerograph/core/status.h"
 #include "zerograph/ir/graph.h"
 #include "zerograph/ir/tensor.h"
+#include "zerograph/onnx/save_model.h"
 
 namespace zerograph {
 namespace {
@@ -354,6 +357,42 @@ TEST_F(LoadModelTest, InfersRolesOfTrainingGraph) {
     EXPECT_EQ(sum->role(), OpRole::kForward);
     EXPECT_TRUE(sum->is_loss());
   }
+}
+
+// A node whose `__op_role` is no integer has no role: loading infers one and writes it over that
+// attribute, so the saved node has one `__op_role`, the inferred one.
+TEST_F(LoadModelTest, InferredRoleReplacesARoleAttributeOfAnotherType) {
+  StatusOr<onnx::ModelProto> model = ParseModelText(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[2] x) => (float loss)
+    {
+      loss = ReduceSum<keepdims = 0, __op_role = "forward">(x)
+    }
+  )");
+  ASSERT_TRUE(model.ok()) << model.status().ToString();
+  for (auto [key, value] :
+       {std::pair{"zerograph.format_version", "1"}, std::pair{"zerograph.loss", "loss"}}) {
+    onnx::StringStringEntryProto* entry = model->add_metadata_props();
+    entry->set_key(key);
+    entry->set_value(value);
+  }
+  const std::string path = folder_.Path("train.onnx");
+  ASSERT_TRUE(WriteModelFile(*model, path).ok());
+  StatusOr<std::unique_ptr<Graph>> graph = LoadModel(path);
+  ASSERT_TRUE(graph.ok()) << graph.status().ToString();
+  ASSERT_EQ((*graph)->first_node()->role_bits(), kLossRoleBit);
+  const std::string saved = folder_.Path("saved.onnx");
+  ASSERT_TRUE(SaveModel(**graph, saved).ok());
+
+  std::ifstream file(saved, std::ios::binary);
+  onnx::ModelProto written;
+  ASSERT_TRUE(written.ParseFromIstream(&file));
+  std::vector<std::pair<int, int64_t>> roles;  // (type, value) of each `__op_role`
+  for (const onnx::AttributeProto& attr : written.graph().node(0).attribute()) {
+    if (attr.name() == kOpRoleAttr) roles.emplace_back(attr.type(), attr.i());
+  }
+  EXPECT_EQ(roles,
+            (std::vector<std::pair<int, int64_t>>{{onnx::AttributeProto::INT, kLossRoleBit}}));
 }
 
 // Loading infers roles with the state binding: an initializer it names as replaced is state, so

@@ -199,6 +199,10 @@ class Node {
   uint32_t lead_size_ = kLeadSizeUnknown;
   // Set when role_bits_ holds a role the proto lacks (SetRole).
   bool role_unwritten_ = false;
+  // False only when the proto is known to have no `__op_role` attribute of any type (read by
+  // LoadAnnotations), so that SetRole need not search the attributes: loading infers the roles
+  // of every node of a graph without them, and the search is a cache miss per node.
+  bool may_have_role_attr_ = true;
   bool erased_ = false;
 };
 
