@@ -1,6 +1,7 @@
 #include "zerograph/ir/graph.h"
 
 #include <algorithm>
+#include <array>
 #include <span>
 #include <string>
 #include <utility>
@@ -558,6 +559,56 @@ void Graph::AssignOrder(Node* node) {
   }
 }
 
+// Following the links is a cache miss per node, each waiting for the one before: a large
+// graph's nodes lie apart, among their edge lists and names, and passes move nodes. So the
+// schedule is cut at nodes picked from the pool by position and sorted by order key, and the
+// pieces are followed several at a time on one thread, their misses overlapping. On a graph
+// whose links or keys disagree (Verify refuses it) the pieces do not add up, and the links alone
+// decide.
+std::vector<Node*> Graph::ScheduledNodes() {
+  constexpr size_t kPieceNodes = 2048;  // about, between the picks
+  constexpr size_t kCursors = 8;        // pieces followed at once
+  std::vector<Node*> starts;
+  if (first_ != nullptr) starts.push_back(first_);
+  for (size_t i = kPieceNodes; i < node_pool_.size(); i += kPieceNodes) {
+    Node* node = &node_pool_[i];
+    if (!node->erased_ && node != first_) starts.push_back(node);
+  }
+  std::sort(starts.begin(), starts.end(),
+            [](const Node* a, const Node* b) { return a->IsBefore(*b); });
+
+  std::vector<std::vector<Node*>> pieces(starts.size());
+  size_t found = 0;
+  for (size_t group = 0; group < starts.size() && found <= num_nodes_; group += kCursors) {
+    const size_t end = std::min(group + kCursors, starts.size());
+    std::array<Node*, kCursors> cursors{};
+    for (size_t j = group; j < end; ++j) {
+      cursors[j - group] = starts[j];
+      pieces[j].reserve(2 * kPieceNodes);
+    }
+    for (bool moving = true; moving && found <= num_nodes_;) {
+      moving = false;
+      for (size_t j = group; j < end; ++j) {
+        Node*& cursor = cursors[j - group];
+        if (cursor == nullptr || (j + 1 < starts.size() && cursor == starts[j + 1])) continue;
+        pieces[j].push_back(cursor);
+        cursor = cursor->next_;
+        ++found;
+        moving = true;
+      }
+    }
+  }
+  std::vector<Node*> nodes;
+  nodes.reserve(num_nodes_);
+  if (found == num_nodes_ && starts.front() == first_) {
+    for (const std::vector<Node*>& piece : pieces)
+      nodes.insert(nodes.end(), piece.begin(), piece.end());
+  } else {
+    for (Node* node = first_; node != nullptr; node = node->next_) nodes.push_back(node);
+  }
+  return nodes;
+}
+
 void Graph::MoveBefore(Node* node, Node* anchor) {
   if (node == anchor) return;
   Unlink(node);
@@ -734,7 +785,7 @@ class IrHeldFields final : public Graph::HeldFields {
   // into `role_fields` (1-based; 0: none; empty when no node has an unwritten role).
   // `fused` holds, per initializer in the model's order, its FusedBytes or null (empty when there
   // are none).
-  IrHeldFields(std::vector<const Node*> nodes, std::vector<uint32_t> lead_sizes,
+  IrHeldFields(std::vector<Node*> nodes, std::vector<uint32_t> lead_sizes,
                std::vector<std::string> role_fields, std::vector<uint32_t> role_field_of,
                std::vector<const FusedBytes*> fused)
       : nodes_(std::move(nodes)),
@@ -796,7 +847,7 @@ class IrHeldFields final : public Graph::HeldFields {
     }
   }
 
-  std::vector<const Node*> nodes_;
+  std::vector<Node*> nodes_;
   std::vector<uint32_t> lead_sizes_;
   std::vector<std::string> role_fields_;
   std::vector<uint32_t> role_field_of_;
@@ -1087,17 +1138,16 @@ Status Graph::WithModelProto(
     }
   } restore{proto};
 
-  proto->mutable_node()->Reserve(static_cast<int>(num_nodes_));
-  std::vector<const Node*> nodes;
-  std::vector<uint32_t> lead_sizes;
-  nodes.reserve(num_nodes_);
-  lead_sizes.reserve(num_nodes_);
+  std::vector<Node*> nodes = ScheduledNodes();
+  proto->mutable_node()->Reserve(static_cast<int>(nodes.size()));
+  std::vector<uint32_t> lead_sizes(nodes.size());
   // Each node's unwritten role (SetRole) as an index into `role_fields` (1-based; 0: none): a
   // node has one of a few distinct roles.
   std::vector<int64_t> role_bits;
   std::vector<std::string> role_fields;
   std::vector<uint32_t> role_field_of;
-  for (Node* node = first_; node != nullptr; node = node->next_) {
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    Node* node = nodes[i];
     if (node->role_unwritten_) {
       auto known = std::ranges::find(role_bits, node->role_bits_);
       if (known == role_bits.end()) {
@@ -1105,14 +1155,13 @@ Status Graph::WithModelProto(
         role_fields.push_back(RoleField(node->role_bits_));
         known = role_bits.end() - 1;
       }
-      if (role_field_of.empty()) role_field_of.resize(num_nodes_);
-      role_field_of[nodes.size()] = static_cast<uint32_t>(known - role_bits.begin()) + 1;
+      if (role_field_of.empty()) role_field_of.resize(nodes.size());
+      role_field_of[i] = static_cast<uint32_t>(known - role_bits.begin()) + 1;
     }
-    nodes.push_back(node);
     if (node->lead_size_ == Node::kLeadSizeUnknown) {
       node->lead_size_ = static_cast<uint32_t>(LeadSizeOf(*node));
     }
-    lead_sizes.push_back(node->lead_size_);
+    lead_sizes[i] = node->lead_size_;
     proto->mutable_node()->UnsafeArenaAddAllocated(node->proto_);
   }
   std::vector<const FusedBytes*> fused;

@@ -16,9 +16,11 @@
 
 #include "test_models.h"
 #include "zerograph/core/status.h"
+#include "zerograph/core/str_cat.h"
 #include "zerograph/ir/fused_bytes.h"
 #include "zerograph/ir/graph.h"
 #include "zerograph/ir/tensor.h"
+#include "zerograph/ir/verify.h"
 #include "zerograph/onnx/load_model.h"
 
 namespace zerograph {
@@ -298,6 +300,37 @@ TEST_F(SaveModelTest, SavesGraphBuiltInMemory) {
   EXPECT_EQ((*reloaded)->num_nodes(), 1u);
   EXPECT_EQ(BytesOf(**reloaded, "w"), bytes);
   EXPECT_EQ(FolderContents(folder_.path()), (std::vector<std::string>{"built.onnx"}));
+}
+
+// The file lists the nodes in schedule order however passes moved them: here 40k nodes (the
+// writer follows the schedule in pieces of about 2k nodes) with every third moved to the front,
+// the last first, and every seventh erased.
+TEST_F(SaveModelTest, WritesTheNodesInScheduleOrderAfterMovesAndErasures) {
+  constexpr int kNodes = 40'000;
+  Graph graph;
+  graph.SetOpsetVersion("", 17);
+  Value* x = graph.AddInput("x", TensorType{DataType::kFloat32, std::vector<int64_t>{2}});
+  std::vector<Node*> nodes;
+  for (int i = 0; i < kNodes; ++i) {
+    nodes.push_back(graph.AddNode("Relu", "", {x}, {StrCat("y", i)}, StrCat("relu", i)));
+  }
+  for (int i = kNodes - 1; i >= 0; i -= 3) {
+    graph.MoveBefore(nodes[static_cast<size_t>(i)], graph.first_node());
+  }
+  for (int i = 0; i < kNodes; i += 7) {
+    ASSERT_TRUE(graph.EraseNode(nodes[static_cast<size_t>(i)]).ok());
+  }
+  graph.AddOutput(nodes[1]->output(0));
+  ASSERT_TRUE(Verify(graph).ok()) << Verify(graph).ToString();
+  std::vector<std::string> scheduled;
+  for (const Node* node : graph.nodes()) scheduled.emplace_back(node->name());
+
+  ASSERT_TRUE(SaveModel(graph, folder_.Path("moved.onnx")).ok());
+  StatusOr<onnx::ModelProto> model = ReadModelProto(folder_.Path("moved.onnx"));
+  ASSERT_TRUE(model.ok()) << model.status().ToString();
+  std::vector<std::string> written;
+  for (const onnx::NodeProto& node : model->graph().node()) written.push_back(node.name());
+  EXPECT_EQ(written, scheduled);
 }
 
 // A graph with an initializer fused from two others (1.6 MB: the writer makes it a buffer at a

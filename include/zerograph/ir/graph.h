@@ -323,6 +323,8 @@ class Graph {
   void Unlink(Node* node);
   // Gives `node` an order key between its neighbours, relabelling a few neighbours when full.
   void AssignOrder(Node* node);
+  // The nodes in schedule order, found faster than along the links (see there).
+  std::vector<Node*> ScheduledNodes();
   void AddUse(Value* value, Node* node, int index);
   void RemoveUse(Value* value, Node* node, int index);
   // The positions of `value` among the graph outputs; O(1) for a value listed once.
