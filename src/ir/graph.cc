@@ -559,19 +559,20 @@ void Graph::AssignOrder(Node* node) {
   }
 }
 
-// Following the links is a cache miss per node, each waiting for the one before: a large
-// graph's nodes lie apart, among their edge lists and names, and passes move nodes. So the
-// schedule is cut at nodes picked from the pool by position and sorted by order key, and the
+// A large graph's nodes lie apart, among their edge lists and names, and passes move nodes. So
+// the schedule is cut at nodes picked from the pool by position and sorted by order key, and the
 // pieces are followed several at a time on one thread, their misses overlapping. On a graph
 // whose links or keys disagree (Verify refuses it) the pieces do not add up, and the links alone
 // decide.
-std::vector<Node*> Graph::ScheduledNodes() {
+std::vector<Node*> Graph::ScheduledNodes() const {
   constexpr size_t kPieceNodes = 2048;  // about, between the picks
   constexpr size_t kCursors = 8;        // pieces followed at once
+  // Const as nodes() is: the graph hands out its nodes for editing either way.
+  auto& pool = const_cast<std::pmr::deque<Node>&>(node_pool_);
   std::vector<Node*> starts;
   if (first_ != nullptr) starts.push_back(first_);
-  for (size_t i = kPieceNodes; i < node_pool_.size(); i += kPieceNodes) {
-    Node* node = &node_pool_[i];
+  for (size_t i = kPieceNodes; i < pool.size(); i += kPieceNodes) {
+    Node* node = &pool[i];
     if (!node->erased_ && node != first_) starts.push_back(node);
   }
   std::sort(starts.begin(), starts.end(),

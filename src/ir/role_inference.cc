@@ -167,7 +167,9 @@ StatusOr<std::vector<int64_t>> InferRoleBitsOf(const Graph& graph, std::string_v
   ShapeComparer shapes(graph, std::move(knowable));
   // Optimizer: optimizer ops, then, walking back, gradient post-processing. Users come later in
   // the schedule than their producers, so one reverse pass sees every user decided.
-  for (const Node* node = graph.last_node(); node != nullptr; node = node->prev()) {
+  const std::vector<Node*> scheduled = graph.ScheduledNodes();
+  for (auto it = scheduled.rbegin(); it != scheduled.rend(); ++it) {
+    const Node* node = *it;
     int64_t& role = roles[node->id()];
     if (role != kUnset) continue;  // forward
     role = static_cast<int64_t>(OpRole::kBackward);

@@ -129,6 +129,9 @@ class Graph {
 
   // --- Reading ------------------------------------------------------------------------------
   NodeRange nodes() const { return {first_}; }
+  // The same nodes in a vector, found faster than by following the links, a cache miss per node
+  // on a large graph, each waiting for the one before: for sweeps in schedule order.
+  std::vector<Node*> ScheduledNodes() const;
   Node* first_node() const { return first_; }
   Node* last_node() const { return last_; }
   size_t num_nodes() const { return num_nodes_; }
@@ -323,8 +326,6 @@ class Graph {
   void Unlink(Node* node);
   // Gives `node` an order key between its neighbours, relabelling a few neighbours when full.
   void AssignOrder(Node* node);
-  // The nodes in schedule order, found faster than along the links (see there).
-  std::vector<Node*> ScheduledNodes();
   void AddUse(Value* value, Node* node, int index);
   void RemoveUse(Value* value, Node* node, int index);
   // The positions of `value` among the graph outputs; O(1) for a value listed once.
