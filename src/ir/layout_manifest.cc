@@ -20,6 +20,9 @@ namespace {
 using Json = nlohmann::ordered_json;
 
 constexpr int64_t kAlignmentBytes = 256;
+// Element counts a manifest may hold: with at most kMaxRanks ranks, padding one stays within
+// int64.
+constexpr int64_t kMaxElements = int64_t{1} << 62;
 
 // Writes the canonical JSON text (what nlohmann's dump() makes of the manifest as an ordered
 // object: keys in the order below, no whitespace) directly. Building the JSON value first costs
@@ -233,7 +236,9 @@ StatusOr<LayoutManifest> LayoutManifest::FromJson(std::string_view json) {
                    "; this build reads 1");
   LayoutManifest manifest;
   ZG_RETURN_IF_ERROR(Field(root, "nranks", "layout manifest", manifest.nranks));
-  ZG_RETURN_IF_NOT(manifest.nranks >= 1, "layout manifest: nranks must be at least 1");
+  ZG_RETURN_IF_NOT(manifest.nranks >= 1 && manifest.nranks <= kMaxRanks,
+                   "layout manifest: nranks must be from 1 to ", kMaxRanks, ", got ",
+                   manifest.nranks);
   if (auto align = root.find("align"); align != root.end()) {
     std::optional<Alignment> parsed;
     if (align->is_string()) parsed = AlignmentFromName(align->get_ref<const std::string&>());
@@ -287,6 +292,8 @@ StatusOr<LayoutManifest> LayoutManifest::FromJson(std::string_view json) {
       StatusOr<int64_t> numel = CheckedNumElements(param.shape);
       ZG_RETURN_IF_NOT(numel.ok() && *numel == param.numel, param_where, ": numel ", param.numel,
                        " does not match its shape");
+      ZG_RETURN_IF_NOT(param.numel < kMaxElements, param_where, ": numel ", param.numel,
+                       " is not below 2^62");
       ZG_RETURN_IF_NOT(param.offset == expected_offset, param_where, ": offset ", param.offset,
                        ", expected ", expected_offset, " (parameters lie back to back)");
       // Compact: the last parameter's padding is checked with the bucket's total below.
@@ -300,6 +307,8 @@ StatusOr<LayoutManifest> LayoutManifest::FromJson(std::string_view json) {
       ZG_RETURN_IF_NOT(param.states.size() == bucket.state_buffers.size(), param_where, ": lists ",
                        param.states.size(), " states, the bucket has ",
                        bucket.state_buffers.size());
+      ZG_RETURN_IF_NOT(param.padded < kMaxElements - expected_offset, where,
+                       ": the padded sizes add up to 2^62 elements or more");
       expected_offset += param.padded;
       bucket.params.push_back(std::move(param));
     }
@@ -312,9 +321,10 @@ StatusOr<LayoutManifest> LayoutManifest::FromJson(std::string_view json) {
                        ": total ", bucket.total, " is not its ", unpadded,
                        " elements padded to the granularity, as the compact alignment has it");
     }
-    ZG_RETURN_IF_NOT(bucket.shard_size * manifest.nranks == bucket.total, where, ": shard size ",
-                     bucket.shard_size, " times ", manifest.nranks, " ranks is not the total ",
-                     bucket.total);
+    ZG_RETURN_IF_NOT(
+        bucket.total % manifest.nranks == 0 && bucket.shard_size == bucket.total / manifest.nranks,
+        where, ": shard size ", bucket.shard_size, " times ", manifest.nranks,
+        " ranks is not the total ", bucket.total);
     manifest.buckets.push_back(std::move(bucket));
   }
   auto whole = root.find("whole");

@@ -35,7 +35,8 @@ class ShardingRewriter {
       : graph_(graph), options_(options), layout_(layout) {}
 
   StatusOr<bool> Run(std::string& stats) {
-    ZG_RETURN_IF_NOT(options_.nranks >= 1, "--nranks must be at least 1, got ", options_.nranks);
+    ZG_RETURN_IF_NOT(options_.nranks >= 1 && options_.nranks <= kMaxRanks,
+                     "--nranks must be from 1 to ", kMaxRanks, ", got ", options_.nranks);
     ZG_RETURN_IF_NOT(options_.comm_buffer_mb * kMiB >= 1, "--comm-buffer-mb must be positive, got ",
                      options_.comm_buffer_mb);
     ZG_RETURN_IF_NOT(options_.master_weights || !options_.master_grads,

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <string>
 
@@ -139,6 +140,41 @@ TEST(LayoutManifestTest, RejectsInconsistentLayout) {
   bad.buckets[0].shard_size = 190;
   EXPECT_FALSE(LayoutManifest::FromJson(bad.ToJson()).ok());
   EXPECT_FALSE(LayoutManifest::FromJson("{not json").ok());
+}
+
+// Counts that would overflow the layout's arithmetic are refused by name: more ranks than an int
+// holds (a fuzzer's manifest, whose padding overflowed), a parameter of 2^62 elements, and padded
+// sizes that add up to 2^62.
+TEST(LayoutManifestTest, RejectsCountsBeyondItsArithmetic) {
+  auto refusal = [](const LayoutManifest& manifest) {
+    StatusOr<LayoutManifest> parsed = LayoutManifest::FromJson(manifest.ToJson());
+    return parsed.ok() ? std::string("accepted") : std::string(parsed.status().message());
+  };
+  LayoutManifest ranks = SeedExample();
+  ranks.nranks = INT64_MAX;
+  EXPECT_NE(refusal(ranks).find("nranks must be from 1 to 2147483647, got 9223372036854775807"),
+            std::string::npos)
+      << refusal(ranks);
+
+  constexpr int64_t k2To31 = int64_t{1} << 31;
+  LayoutManifest huge = SeedExample();
+  LayoutManifest::Param& param = huge.buckets[0].params[0];
+  param.shape = {k2To31, k2To31};
+  param.numel = param.padded = k2To31 * k2To31;
+  EXPECT_NE(refusal(huge).find("parameter 'w0': numel 4611686018427387904 is not below 2^62"),
+            std::string::npos)
+      << refusal(huge);
+
+  LayoutManifest sum = SeedExample();
+  for (size_t i = 0; i < 2; ++i) {
+    LayoutManifest::Param& half = sum.buckets[0].params[i];
+    half.shape = {k2To31 / 2, k2To31};
+    half.numel = half.padded = k2To31 * k2To31 / 2;
+    half.offset = static_cast<int64_t>(i) * half.numel;
+  }
+  EXPECT_NE(refusal(sum).find("bucket 0: the padded sizes add up to 2^62 elements or more"),
+            std::string::npos)
+      << refusal(sum);
 }
 
 // The compact alignment pads only the bucket's end (the last parameter's padded size): 5 + 3 = 8

@@ -308,12 +308,17 @@ TEST(ShardingStage1Test, UnshardableParameterStaysWhole) {
   EXPECT_NE(rewrite.report.find("d: element type double"), std::string::npos) << rewrite.report;
 }
 
-// Zero ranks is refused.
-TEST(ShardingStage1Test, RejectsZeroRanks) {
-  auto graph = Demo();
-  Rewrite rewrite = Shard(*graph, 0);
-  EXPECT_EQ(rewrite.status.code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(rewrite.status.message().find("--nranks must be at least 1"), std::string_view::npos);
+// Zero ranks, and more than an int holds, are refused.
+TEST(ShardingStage1Test, RejectsRankCountsOutOfRange) {
+  for (const int64_t nranks : {int64_t{0}, kMaxRanks + 1}) {
+    auto graph = Demo();
+    Rewrite rewrite = Shard(*graph, nranks);
+    EXPECT_EQ(rewrite.status.code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(rewrite.status.message().find(
+                  StrCat("--nranks must be from 1 to 2147483647, got ", nranks)),
+              std::string_view::npos)
+        << rewrite.status.message();
+  }
 }
 
 // A graph without zerograph.loss is no training graph.

@@ -80,11 +80,15 @@ struct LayoutManifest {
   friend bool operator==(const LayoutManifest&, const LayoutManifest&) = default;
 };
 
+// The most ranks a layout is made for: rank counts are ints to MPI and NCCL, and padding to 256
+// bytes per rank then stays far within int64 (PaddedNumel of element counts below 2^62).
+inline constexpr int64_t kMaxRanks = INT32_MAX;
+
 // Elements each parameter is padded to for `dtype` on `nranks` ranks (256·N/E²), or 0 for element
-// types that cannot be sharded (only fp32, fp16 and bf16 can).
+// types that cannot be sharded (only fp32, fp16 and bf16 can). `nranks` is at most kMaxRanks.
 int64_t PaddingGranularity(DataType dtype, int64_t nranks);
 
-// `numel` rounded up to the granularity.
+// `numel` (below 2^62) rounded up to the granularity.
 int64_t PaddedNumel(int64_t numel, DataType dtype, int64_t nranks);
 
 // "seed" or "compact", and back (nullopt for another word).
