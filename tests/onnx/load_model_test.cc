@@ -67,6 +67,23 @@ class LoadModelTest : public ::testing::Test {
     return path;
   }
 
+  // Writes the model in ONNX's text format as `<folder>/train.onnx`, a training graph whose loss
+  // is `loss` (zerograph metadata, no roles); returns its path.
+  std::string WriteTrainingModel(const char* text) {
+    StatusOr<onnx::ModelProto> model = ParseModelText(text);
+    EXPECT_TRUE(model.ok()) << model.status().ToString();
+    const std::string path = folder_.Path("train.onnx");
+    if (!model.ok()) return path;
+    for (auto [key, value] :
+         {std::pair{"zerograph.format_version", "1"}, std::pair{"zerograph.loss", "loss"}}) {
+      onnx::StringStringEntryProto* entry = model->add_metadata_props();
+      entry->set_key(key);
+      entry->set_value(value);
+    }
+    EXPECT_TRUE(WriteModelFile(*model, path).ok());
+    return path;
+  }
+
   // The Add model of test_models.cc with `w` (float[2]) in external data under `entries`.
   std::string WriteExternalModel(const std::vector<std::pair<std::string, std::string>>& entries,
                                  const std::string& name = "model.onnx") {
@@ -332,22 +349,13 @@ TEST_F(LoadModelTest, RefusesMalformedTrainingMetadata) {
 // A training graph without `__op_role` gets roles inferred on load; the loss node is forward with
 // the loss bit.
 TEST_F(LoadModelTest, InfersRolesOfTrainingGraph) {
-  StatusOr<onnx::ModelProto> model = ParseModelText(R"(
+  const std::string path = WriteTrainingModel(R"(
     <ir_version: 8, opset_import: ["" : 17]>
     g (float[2] x) => (float loss)
     {
       loss = ReduceSum<keepdims = 0>(x)
     }
   )");
-  ASSERT_TRUE(model.ok()) << model.status().ToString();
-  for (auto [key, value] :
-       {std::pair{"zerograph.format_version", "1"}, std::pair{"zerograph.loss", "loss"}}) {
-    onnx::StringStringEntryProto* entry = model->add_metadata_props();
-    entry->set_key(key);
-    entry->set_value(value);
-  }
-  const std::string path = folder_.Path("train.onnx");
-  ASSERT_TRUE(WriteModelFile(*model, path).ok());
   // Verified or not (Verify then runs beside role inference), the roles are the same.
   for (const bool verify : {false, true}) {
     StatusOr<std::unique_ptr<Graph>> graph = LoadModel(path, {.verify = verify});
@@ -362,22 +370,13 @@ TEST_F(LoadModelTest, InfersRolesOfTrainingGraph) {
 // A node whose `__op_role` is no integer has no role: loading infers one and writes it over that
 // attribute, so the saved node has one `__op_role`, the inferred one.
 TEST_F(LoadModelTest, InferredRoleReplacesARoleAttributeOfAnotherType) {
-  StatusOr<onnx::ModelProto> model = ParseModelText(R"(
+  const std::string path = WriteTrainingModel(R"(
     <ir_version: 8, opset_import: ["" : 17]>
     g (float[2] x) => (float loss)
     {
       loss = ReduceSum<keepdims = 0, __op_role = "forward">(x)
     }
   )");
-  ASSERT_TRUE(model.ok()) << model.status().ToString();
-  for (auto [key, value] :
-       {std::pair{"zerograph.format_version", "1"}, std::pair{"zerograph.loss", "loss"}}) {
-    onnx::StringStringEntryProto* entry = model->add_metadata_props();
-    entry->set_key(key);
-    entry->set_value(value);
-  }
-  const std::string path = folder_.Path("train.onnx");
-  ASSERT_TRUE(WriteModelFile(*model, path).ok());
   StatusOr<std::unique_ptr<Graph>> graph = LoadModel(path);
   ASSERT_TRUE(graph.ok()) << graph.status().ToString();
   ASSERT_EQ((*graph)->first_node()->role_bits(), kLossRoleBit);
