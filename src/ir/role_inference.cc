@@ -99,19 +99,23 @@ bool IsConstantNode(const Node& node) {
   return (node.domain().empty() || node.domain() == "ai.onnx") && node.op_type() == "Constant";
 }
 
-// InferRoleBits, with the state binding's old values (null where a name is unknown).
+// The sweep InferRoleBitsOf needs, started on another thread: the walk back needs to know which
+// shapes can be known, and the walks before it run meanwhile.
+std::future<std::vector<char>> StartKnowableShapes(const Graph& graph) {
+  return RunOnTheSide([&graph] { return KnowableShapes(graph); });
+}
+
+// InferRoleBits, with the state binding's old values (null where a name is unknown) and
+// `knowable`, StartKnowableShapes(graph).
 StatusOr<std::vector<int64_t>> InferRoleBitsOf(const Graph& graph, std::string_view loss_name,
-                                               std::span<const Value* const> bound_states) {
+                                               std::span<const Value* const> bound_states,
+                                               std::future<std::vector<char>> knowable) {
   const Value* loss = graph.FindValue(loss_name);
   ZG_RETURN_IF_NOT(loss != nullptr, "role inference: loss '", loss_name,
                    "' is no value of the graph");
   ZG_RETURN_IF_NOT(loss->producer() != nullptr, "role inference: loss '", loss_name,
                    "' is not computed by a node");
 
-  // The walk back below needs to know which shapes can be known: a sweep of its own, made on
-  // another thread while the walks before it run.
-  std::future<std::vector<char>> knowable =
-      RunOnTheSide([&graph] { return KnowableShapes(graph); });
   const auto num_node_ids = static_cast<size_t>(graph.node_id_bound());
   const auto num_value_ids = static_cast<size_t>(graph.value_id_bound());
   constexpr int64_t kUnset = -1;
@@ -209,17 +213,26 @@ StatusOr<std::vector<int64_t>> InferRoleBitsOf(const Graph& graph, std::string_v
 }  // namespace
 
 StatusOr<std::vector<int64_t>> InferRoleBits(const Graph& graph, const TrainingSpec& spec) {
+  std::future<std::vector<char>> knowable = StartKnowableShapes(graph);
   // Looked up in bulk, which overlaps the lookups' cache misses (a state binding may name every
   // parameter and state of the model).
   std::vector<std::string_view> bound_names;
   bound_names.reserve(spec.state_binding.size());
   for (const auto& binding : spec.state_binding) bound_names.push_back(binding.second);
   const std::vector<Value*> bound_states = graph.FindValues(bound_names);
-  return InferRoleBitsOf(graph, spec.loss, bound_states);
+  return InferRoleBitsOf(graph, spec.loss, bound_states, std::move(knowable));
 }
 
 StatusOr<std::vector<int64_t>> InferRoleBits(const Graph& graph, const ResolvedTrainingSpec& spec) {
-  return InferRoleBitsOf(graph, spec.spec.loss, spec.binding_old_values);
+  return RoleInference(graph).Run(spec);
+}
+
+RoleInference::RoleInference(const Graph& graph)
+    : graph_(graph), knowable_(StartKnowableShapes(graph)) {}
+
+StatusOr<std::vector<int64_t>> RoleInference::Run(const ResolvedTrainingSpec& spec) {
+  ZG_CHECK(knowable_.valid(), "RoleInference::Run runs once");
+  return InferRoleBitsOf(graph_, spec.spec.loss, spec.binding_old_values, std::move(knowable_));
 }
 
 Status WriteMissingRoles(Graph& graph, std::span<const int64_t> role_bits) {

@@ -235,10 +235,12 @@ StatusOr<std::unique_ptr<Graph>> LoadModelImpl(const std::string& path,
     ZG_RETURN_IF_ERROR(graph_checked);
     return graph;
   }
+  // Inference's own sweep starts first, to run beside the spec's reading.
+  RoleInference inference(*graph);
   StatusOr<std::optional<ResolvedTrainingSpec>> spec =
       ReadResolvedTrainingSpec(*graph, BindingNames::kNone);
   StatusOr<std::vector<int64_t>> roles = std::vector<int64_t>();
-  if (spec.ok() && spec->has_value()) roles = InferRoleBits(*graph, **spec);
+  if (spec.ok() && spec->has_value()) roles = inference.Run(**spec);
   const Status graph_checked = verify_result();
   ZG_RETURN_IF_ERROR(spec.status());
   ZG_RETURN_IF_ERROR(roles.status());

@@ -2,6 +2,7 @@
 #define ZEROGRAPH_IR_ROLE_INFERENCE_H_
 
 #include <cstdint>
+#include <future>
 #include <span>
 #include <vector>
 
@@ -30,6 +31,23 @@ struct TrainingSpec;
 StatusOr<std::vector<int64_t>> InferRoleBits(const Graph& graph, const TrainingSpec& spec);
 // The same from a spec whose binding is resolved (its names may be left out): what loading uses.
 StatusOr<std::vector<int64_t>> InferRoleBits(const Graph& graph, const ResolvedTrainingSpec& spec);
+
+// InferRoleBits started before its spec is read: the sweep over the graph it needs
+// (KnowableShapes) runs on another thread from construction, while the caller reads the training
+// spec, as loading does.
+class RoleInference {
+ public:
+  explicit RoleInference(const Graph& graph);
+  RoleInference(const RoleInference&) = delete;
+  RoleInference& operator=(const RoleInference&) = delete;
+
+  // InferRoleBits(graph, spec); at most once.
+  StatusOr<std::vector<int64_t>> Run(const ResolvedTrainingSpec& spec);
+
+ private:
+  const Graph& graph_;
+  std::future<std::vector<char>> knowable_;  // KnowableShapes(graph_)
+};
 
 // Gives every node without `__op_role` its role from `role_bits` (InferRoleBits's answer), written
 // as `__op_role`.
