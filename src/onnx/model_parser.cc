@@ -241,10 +241,6 @@ StatusOr<std::unique_ptr<ModelParser>> ModelParser::Start(
     }
   }
 
-  onnx::GraphProto& graph = *model.mutable_graph();
-  parser->graph_ = &graph;
-  if (!model_fields.MergeInto(model) || !graph_fields.MergeInto(graph)) return NotAModel();
-
   parser->num_chunks_ = (parser->items_.size() + kChunkItems - 1) / kChunkItems;
   parser->chunks_ = std::make_unique<Chunk[]>(parser->num_chunks_);
   // However many start, they and the caller's thread parse it all.
@@ -257,6 +253,11 @@ StatusOr<std::unique_ptr<ModelParser>> ModelParser::Start(
         },
         parser->workers_);
   }
+  // The model's and the graph's own fields (the metadata among them) are parsed while the
+  // threads parse the items, which do not touch them.
+  onnx::GraphProto& graph = *model.mutable_graph();
+  parser->graph_ = &graph;
+  if (!model_fields.MergeInto(model) || !graph_fields.MergeInto(graph)) return NotAModel();
   // Alone, parsing everything first is faster than taking turns with building the graph: the
   // parse's and the graph's memory are then not interleaved.
   if (parser->workers_.empty()) {
