@@ -5,8 +5,10 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "core/parallelism.h"
 #include "passes/collective.h"
 #include "zerograph/ir/graph.h"
 #include "zerograph/ir/op_role.h"
@@ -17,12 +19,72 @@ namespace {
 
 std::string Label(const Node& node) { return StrCat("'", node.name(), "' (", node.op_type(), ")"); }
 
+// Nodes from which a thread sweeping them pays for its start.
+constexpr size_t kNodesPerThread = 25'000;
+
+// Of each kind, the last in the schedule.
 struct Bucket {
   Node* param_views = nullptr;
   Node* coalesce = nullptr;
   Node* all_gather = nullptr;
   Node* last_update = nullptr;
 };
+
+void KeepLast(Node*& last, Node* node) {
+  if (node != nullptr && (last == nullptr || last->IsBefore(*node))) last = node;
+}
+
+// What the checks read of the nodes, from one slice of them or all.
+struct Found {
+  std::map<int64_t, Bucket> buckets;
+  std::vector<const Node*> collectives;
+
+  void Add(Node* node) {
+    if (IsCollective(*node)) collectives.push_back(node);
+    if (node->bucket() < 0 || node->domain() != kZerographDomain) {
+      if (node->bucket() >= 0 && FindOptimizerSignature(*node)) {
+        KeepLast(buckets[node->bucket()].last_update, node);
+      }
+      return;
+    }
+    Bucket& bucket = buckets[node->bucket()];
+    if (node->op_type() == "TensorViews" && node->role() == OpRole::kForward) {
+      KeepLast(bucket.param_views, node);
+    }
+    if (node->op_type() == "CoalesceTensors") KeepLast(bucket.coalesce, node);
+    if (node->op_type() == "AllGather") KeepLast(bucket.all_gather, node);
+    if (FindOptimizerSignature(*node)) KeepLast(bucket.last_update, node);
+  }
+
+  void Merge(const Found& other) {
+    collectives.insert(collectives.end(), other.collectives.begin(), other.collectives.end());
+    for (const auto& [id, found] : other.buckets) {
+      Bucket& bucket = buckets[id];
+      KeepLast(bucket.param_views, found.param_views);
+      KeepLast(bucket.coalesce, found.coalesce);
+      KeepLast(bucket.all_gather, found.all_gather);
+      KeepLast(bucket.last_update, found.last_update);
+    }
+  }
+};
+
+// Reads the nodes where they lie in memory (Graph::stored_nodes), not in schedule order, and in
+// slices on several threads: reading a large graph's nodes costs a cache miss each, and along
+// the schedule's links one at a time. Order is kept where it matters, by the order keys: the
+// first collective, each bucket's last update.
+Found FindBucketsAndCollectives(const Graph& graph) {
+  const int threads = ThreadsFor(static_cast<size_t>(graph.node_id_bound()), kNodesPerThread);
+  std::vector<Found> slices(static_cast<size_t>(threads));
+  const Status swept = ParallelFor(slices.size(), threads, [&](size_t i) {
+    for (Node* node : graph.stored_nodes(i, slices.size())) slices[i].Add(node);
+    return Status::Ok();
+  });
+  ZG_CHECK(swept.ok(), "reading the nodes cannot fail: ", swept.ToString());
+  for (size_t i = 1; i < slices.size(); ++i) slices.front().Merge(slices[i]);
+  std::sort(slices.front().collectives.begin(), slices.front().collectives.end(),
+            [](const Node* a, const Node* b) { return a->IsBefore(*b); });
+  return std::move(slices.front());
+}
 
 // The optimizer update the gather's data comes from, looking through Nop, Identity and Cast (the
 // master weights' update casts its fp32 result to the parameters' dtype).
@@ -50,32 +112,7 @@ Status CheckHazards(const Graph& graph) {
     if (error == std::errc() && end == text->data() + text->size()) nranks = parsed;
   }
 
-  // Nodes where they lie in memory (Graph::stored_nodes), not in schedule order: reading a large
-  // graph's nodes along the schedule's links costs a cache miss each. Order is kept where it
-  // matters, by the order keys: the first collective, each bucket's last update.
-  std::map<int64_t, Bucket> buckets;
-  std::vector<const Node*> collectives;
-  auto keep_last = [](Node*& last, Node* node) {
-    if (last == nullptr || last->IsBefore(*node)) last = node;
-  };
-  for (Node* node : graph.stored_nodes()) {
-    if (IsCollective(*node)) collectives.push_back(node);
-    if (node->bucket() < 0 || node->domain() != kZerographDomain) {
-      if (node->bucket() >= 0 && FindOptimizerSignature(*node)) {
-        keep_last(buckets[node->bucket()].last_update, node);
-      }
-      continue;
-    }
-    Bucket& bucket = buckets[node->bucket()];
-    if (node->op_type() == "TensorViews" && node->role() == OpRole::kForward) {
-      keep_last(bucket.param_views, node);
-    }
-    if (node->op_type() == "CoalesceTensors") keep_last(bucket.coalesce, node);
-    if (node->op_type() == "AllGather") keep_last(bucket.all_gather, node);
-    if (FindOptimizerSignature(*node)) keep_last(bucket.last_update, node);
-  }
-  std::sort(collectives.begin(), collectives.end(),
-            [](const Node* a, const Node* b) { return a->IsBefore(*b); });
+  auto [buckets, collectives] = FindBucketsAndCollectives(graph);
   for (const Node* node : collectives) {
     const Node* first = collectives.front();
     ZG_RETURN_IF_NOT(node->stream() == first->stream(), "hazard: collectives ", Label(*first),

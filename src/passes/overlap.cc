@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <map>
+#include <utility>
 #include <vector>
 
+#include "core/parallelism.h"
 #include "zerograph/ir/graph.h"
 #include "zerograph/passes/gradient_chain.h"
 
@@ -19,30 +21,23 @@ struct BucketNodes {
   Node* all_gather = nullptr;
 };
 
+// Nodes from which a thread sweeping them pays for its start.
+constexpr size_t kNodesPerThread = 25'000;
+
 bool IsZerographOp(const Node& node, std::string_view op) { return node.Is(kZerographDomain, op); }
 
-// Moves a `Constant` that `node` reads to just before it, when it is not earlier already.
-void HoistConstants(Graph& graph, Node* node) {
-  for (Value* input : node->inputs()) {
-    if (input == nullptr || input->producer() == nullptr) continue;
-    Node* producer = input->producer();
-    if (producer->Is("", "Constant") && node->IsBefore(*producer)) graph.MoveBefore(producer, node);
-  }
-}
-
-}  // namespace
-
-StatusOr<bool> OverlapPass::RunImpl(Graph& graph) {
+// The buckets' nodes and the all-reduces, from one slice of the nodes or all.
+struct CommNodes {
   std::map<int64_t, BucketNodes> buckets;
   std::vector<Node*> all_reduces;
-  // In memory order (much faster than along the schedule); only the all-reduces' order matters.
-  for (Node* node : graph.stored_nodes()) {
-    if (node->domain() != kZerographDomain) continue;
+
+  void Add(Node* node) {
+    if (node->domain() != kZerographDomain) return;
     if (node->op_type() == "AllReduce") {
       all_reduces.push_back(node);
-      continue;
+      return;
     }
-    if (node->bucket() < 0) continue;
+    if (node->bucket() < 0) return;
     BucketNodes& bucket = buckets[node->bucket()];
     if (IsZerographOp(*node, "TensorViews") && node->role() == OpRole::kForward) {
       bucket.param_views = node;
@@ -57,8 +52,50 @@ StatusOr<bool> OverlapPass::RunImpl(Graph& graph) {
       bucket.all_gather = node;
     }
   }
-  std::sort(all_reduces.begin(), all_reduces.end(),
+
+  // Takes in a later slice's nodes, as Add would have met them.
+  void Merge(CommNodes& later) {
+    all_reduces.insert(all_reduces.end(), later.all_reduces.begin(), later.all_reduces.end());
+    for (auto& [id, found] : later.buckets) {
+      BucketNodes& bucket = buckets[id];
+      for (Node* BucketNodes::*member : {&BucketNodes::param_views, &BucketNodes::coalesce,
+                                         &BucketNodes::reduce_scatter, &BucketNodes::all_gather}) {
+        if (found.*member != nullptr) bucket.*member = found.*member;
+      }
+      bucket.comm.insert(bucket.comm.end(), found.comm.begin(), found.comm.end());
+    }
+  }
+};
+
+// In memory order (much faster than along the schedule), in slices on several threads; only the
+// all-reduces' order matters, and they are sorted.
+CommNodes FindCommNodes(const Graph& graph) {
+  const int threads = ThreadsFor(static_cast<size_t>(graph.node_id_bound()), kNodesPerThread);
+  std::vector<CommNodes> slices(static_cast<size_t>(threads));
+  const Status swept = ParallelFor(slices.size(), threads, [&](size_t i) {
+    for (Node* node : graph.stored_nodes(i, slices.size())) slices[i].Add(node);
+    return Status::Ok();
+  });
+  ZG_CHECK(swept.ok(), "reading the nodes cannot fail: ", swept.ToString());
+  for (size_t i = 1; i < slices.size(); ++i) slices.front().Merge(slices[i]);
+  std::sort(slices.front().all_reduces.begin(), slices.front().all_reduces.end(),
             [](const Node* a, const Node* b) { return a->IsBefore(*b); });
+  return std::move(slices.front());
+}
+
+// Moves a `Constant` that `node` reads to just before it, when it is not earlier already.
+void HoistConstants(Graph& graph, Node* node) {
+  for (Value* input : node->inputs()) {
+    if (input == nullptr || input->producer() == nullptr) continue;
+    Node* producer = input->producer();
+    if (producer->Is("", "Constant") && node->IsBefore(*producer)) graph.MoveBefore(producer, node);
+  }
+}
+
+}  // namespace
+
+StatusOr<bool> OverlapPass::RunImpl(Graph& graph) {
+  auto [buckets, all_reduces] = FindCommNodes(graph);
   ZG_RETURN_IF_NOT(!buckets.empty() || !all_reduces.empty(),
                    "the graph has no buckets: run sharding-stage1 (--nranks) before overlap");
 
