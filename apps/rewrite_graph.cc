@@ -12,6 +12,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -347,10 +348,12 @@ Status CheckRewrittenGraph(const std::string& path) {
   return Status::Ok();
 }
 
-// The training graph to rewrite: IN, or ONNX Runtime's artifacts converted.
-StatusOr<std::unique_ptr<Graph>> ReadTrainingGraph(const RewriteGraphOptions& options) {
+// The training graph to rewrite: IN, or ONNX Runtime's artifacts converted. `spec` gets the
+// training spec loading IN resolved (LoadOptions::resolved_spec).
+StatusOr<std::unique_ptr<Graph>> ReadTrainingGraph(const RewriteGraphOptions& options,
+                                                   std::optional<ResolvedTrainingSpec>& spec) {
   if (!options.from_ort.empty()) return ImportOrtArtifacts(options.from_ort);
-  return LoadModel(options.input, {.verify = true});
+  return LoadModel(options.input, {.verify = true, .resolved_spec = &spec});
 }
 
 Status RunRewriteGraph(const RewriteGraphOptions& options) {
@@ -376,7 +379,8 @@ Status RunRewriteGraph(const RewriteGraphOptions& options) {
   ZG_RETURN_IF_NOT(!options.clip_grad_norm ||
                        (std::isfinite(*options.clip_grad_norm) && *options.clip_grad_norm > 0),
                    "--clip-grad-norm must be a positive norm, got ", *options.clip_grad_norm);
-  ZG_ASSIGN_OR_RETURN(std::unique_ptr<Graph> graph, ReadTrainingGraph(options));
+  std::optional<ResolvedTrainingSpec> loaded_spec;
+  ZG_ASSIGN_OR_RETURN(std::unique_ptr<Graph> graph, ReadTrainingGraph(options, loaded_spec));
   PassPipeline pipeline(options.verify_each_pass);
   for (const std::string& name : options.train_options_given) {
     ZG_RETURN_IF_NOT(!options.amp.empty() || !name.starts_with("--amp-"), name,
@@ -402,6 +406,8 @@ Status RunRewriteGraph(const RewriteGraphOptions& options) {
         .align = *AlignmentFromName(options.align),
         .master_weights = options.master_weights,
         .master_grads = options.master_grads});
+    // Without --train it is the first pass: the graph is as loaded, and so is its spec.
+    if (!options.train && loaded_spec) sharding->UseLoadedSpec(std::move(*loaded_spec));
     if (options.overlap) pipeline.AddPass<OverlapPass>();
   }
   // A control made before sharding is rebuilt for the sharded layout.

@@ -224,11 +224,12 @@ StatusOr<std::unique_ptr<Graph>> LoadModelImpl(const std::string& path,
   auto verify_result = [&] { return verified.valid() ? verified.get() : Status::Ok(); };
 
   // A training graph must know each node's role; inferred roles go to the nodes without one. The
-  // spec is needed only to infer roles: when every node has one, it is only checked.
+  // spec is needed only to infer roles: when every node has one, it is only checked, unless the
+  // caller keeps it.
   const StoredNodeRange nodes = graph->stored_nodes();
   const bool roles_missing =
       std::any_of(nodes.begin(), nodes.end(), [](const Node* node) { return !node->has_role(); });
-  if (!roles_missing) {
+  if (!roles_missing && options.resolved_spec == nullptr) {
     const Status spec_checked = CheckTrainingSpec(*graph).status();
     const Status graph_checked = verify_result();
     ZG_RETURN_IF_ERROR(spec_checked);
@@ -236,16 +237,18 @@ StatusOr<std::unique_ptr<Graph>> LoadModelImpl(const std::string& path,
     return graph;
   }
   // Inference's own sweep starts first, to run beside the spec's reading.
-  RoleInference inference(*graph);
-  StatusOr<std::optional<ResolvedTrainingSpec>> spec =
-      ReadResolvedTrainingSpec(*graph, BindingNames::kNone);
+  std::optional<RoleInference> inference;
+  if (roles_missing) inference.emplace(*graph);
+  StatusOr<std::optional<ResolvedTrainingSpec>> spec = ReadResolvedTrainingSpec(
+      *graph, options.resolved_spec != nullptr ? BindingNames::kViewed : BindingNames::kNone);
   StatusOr<std::vector<int64_t>> roles = std::vector<int64_t>();
-  if (spec.ok() && spec->has_value()) roles = inference.Run(**spec);
+  if (inference && spec.ok() && spec->has_value()) roles = inference->Run(**spec);
   const Status graph_checked = verify_result();
   ZG_RETURN_IF_ERROR(spec.status());
   ZG_RETURN_IF_ERROR(roles.status());
   ZG_RETURN_IF_ERROR(graph_checked);
-  if (spec->has_value()) ZG_RETURN_IF_ERROR(WriteMissingRoles(*graph, *roles));
+  if (inference && spec->has_value()) ZG_RETURN_IF_ERROR(WriteMissingRoles(*graph, *roles));
+  if (options.resolved_spec != nullptr) *options.resolved_spec = std::move(*spec);
   return graph;
 }
 

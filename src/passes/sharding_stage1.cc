@@ -6,6 +6,7 @@
 #include <limits>
 #include <optional>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "core/parallelism.h"
@@ -34,7 +35,8 @@ class ShardingRewriter {
   ShardingRewriter(Graph& graph, const ShardingStage1Pass::Options& options, LayoutManifest& layout)
       : graph_(graph), options_(options), layout_(layout) {}
 
-  StatusOr<bool> Run(std::string& stats) {
+  // `loaded_spec`, when given, is the graph's spec as read when it was loaded.
+  StatusOr<bool> Run(std::optional<ResolvedTrainingSpec> loaded_spec, std::string& stats) {
     ZG_RETURN_IF_NOT(options_.nranks >= 1 && options_.nranks <= kMaxRanks,
                      "--nranks must be from 1 to ", kMaxRanks, ", got ", options_.nranks);
     ZG_RETURN_IF_NOT(options_.comm_buffer_mb * kMiB >= 1, "--comm-buffer-mb must be positive, got ",
@@ -45,8 +47,10 @@ class ShardingRewriter {
     // The candidates are swept on other threads while this one reads the spec.
     sweep_.emplace(graph_);
     // The binding's names as views into its text, which stays as it is until UpdateMetadata.
-    ZG_ASSIGN_OR_RETURN(std::optional<ResolvedTrainingSpec> spec,
-                        ReadResolvedTrainingSpec(graph_, BindingNames::kViewed));
+    std::optional<ResolvedTrainingSpec> spec = std::move(loaded_spec);
+    if (!spec) {
+      ZG_ASSIGN_OR_RETURN(spec, ReadResolvedTrainingSpec(graph_, BindingNames::kViewed));
+    }
     ZG_RETURN_IF_NOT(spec.has_value(),
                      "the graph has no zerograph.loss metadata, so it is not a training graph "
                      "(see docs/formats.md)");
@@ -626,7 +630,7 @@ class ShardingRewriter {
 
 StatusOr<bool> ShardingStage1Pass::RunImpl(Graph& graph) {
   ShardingRewriter rewriter(graph, options_, layout_);
-  return rewriter.Run(stats_);
+  return rewriter.Run(std::exchange(loaded_spec_, std::nullopt), stats_);
 }
 
 }  // namespace zerograph

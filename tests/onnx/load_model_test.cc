@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -20,6 +21,7 @@
 #include "zerograph/core/status.h"
 #include "zerograph/ir/graph.h"
 #include "zerograph/ir/tensor.h"
+#include "zerograph/ir/training_spec.h"
 #include "zerograph/onnx/save_model.h"
 
 namespace zerograph {
@@ -430,6 +432,74 @@ TEST_F(LoadModelTest, InfersRolesWithTheStateBinding) {
     ASSERT_TRUE(scaling->has_role());
     EXPECT_EQ(scaling->role(), decay_is_state ? OpRole::kBackward : OpRole::kOptimize);
   }
+}
+
+// Asked to, loading hands over the training spec it read, its binding's names as views and
+// values resolved, whether it inferred roles with it or, every node annotated, only checked it;
+// for a model without one it leaves none.
+TEST_F(LoadModelTest, HandsOverTheSpecItResolved) {
+  for (const bool annotated : {false, true}) {
+    StatusOr<onnx::ModelProto> model = ParseModelText(annotated ? R"(
+      <ir_version: 8, opset_import: ["" : 17, "org.zerograph" : 1]>
+      g (float[2] x, float lr) => (float loss, float[2] w_new, float[1] decay_new)
+      <float[2] w = {1.0, 1.0}, float[1] decay = {1.0}, float[1] half = {0.5}>
+      {
+        loss = ReduceSum<keepdims = 0, __op_role = 256>(x)
+        graw = Mul<__op_role = 1>(x, loss)
+        w_new = org.zerograph.SGD<__op_role = 2>(lr, w, graw)
+        decay_new = Mul<__op_role = 2>(decay, half)
+      }
+    )"
+                                                                : R"(
+      <ir_version: 8, opset_import: ["" : 17, "org.zerograph" : 1]>
+      g (float[2] x, float lr) => (float loss, float[2] w_new, float[1] decay_new)
+      <float[2] w = {1.0, 1.0}, float[1] decay = {1.0}, float[1] half = {0.5}>
+      {
+        loss = ReduceSum<keepdims = 0>(x)
+        graw = Mul(x, loss)
+        w_new = org.zerograph.SGD(lr, w, graw)
+        decay_new = Mul(decay, half)
+      }
+    )");
+    ASSERT_TRUE(model.ok()) << model.status().ToString();
+    for (auto [key, value] :
+         {std::pair{"zerograph.format_version", "1"}, std::pair{"zerograph.loss", "loss"},
+          std::pair{"zerograph.inputs", R"({"data": ["x"], "lr": "lr"})"},
+          std::pair{"zerograph.state_binding", R"({"w_new":"w","decay_new":"decay"})"}}) {
+      onnx::StringStringEntryProto* entry = model->add_metadata_props();
+      entry->set_key(key);
+      entry->set_value(value);
+    }
+    const std::string path = folder_.Path("train.onnx");
+    ASSERT_TRUE(WriteModelFile(*model, path).ok());
+    std::optional<ResolvedTrainingSpec> spec;
+    StatusOr<std::unique_ptr<Graph>> graph =
+        LoadModel(path, {.verify = true, .resolved_spec = &spec});
+    ASSERT_TRUE(graph.ok()) << graph.status().ToString();
+    ASSERT_TRUE(spec.has_value()) << "annotated: " << annotated;
+    EXPECT_EQ(spec->spec.loss, "loss");
+    EXPECT_EQ(spec->spec.lr_input, "lr");
+    using Entry = std::pair<std::string_view, std::string_view>;
+    const std::span<const Entry> entries = spec->binding_names.entries();
+    EXPECT_EQ(std::vector<Entry>(entries.begin(), entries.end()),
+              (std::vector<Entry>{{"w_new", "w"}, {"decay_new", "decay"}}));
+    const Graph& g = **graph;
+    EXPECT_EQ(spec->binding_new_values,
+              (std::vector<const Value*>{g.FindValue("w_new"), g.FindValue("decay_new")}));
+    EXPECT_EQ(spec->binding_old_values,
+              (std::vector<const Value*>{g.FindValue("w"), g.FindValue("decay")}));
+  }
+  const std::string plain = WriteModelText(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[2] x) => (float[2] y)
+    {
+      y = Relu(x)
+    }
+  )",
+                                           "plain.onnx");
+  std::optional<ResolvedTrainingSpec> spec = ResolvedTrainingSpec();
+  ASSERT_TRUE(LoadModel(plain, {.resolved_spec = &spec}).ok());
+  EXPECT_FALSE(spec.has_value());
 }
 
 // A plain inference model keeps its nodes unannotated.

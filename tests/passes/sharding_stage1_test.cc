@@ -4,6 +4,9 @@
 
 #include <cstring>
 #include <map>
+#include <optional>
+#include <string>
+#include <utility>
 
 #include "passes/toy_training_graph.h"
 #include "zerograph/ir/graph.h"
@@ -286,6 +289,33 @@ TEST(ShardingStage1Test, SameRewriteWithInferredRoles) {
   for (const Node* node : explicit_roles->nodes()) schedule_a.emplace_back(node->op_type());
   for (const Node* node : inferred->nodes()) schedule_b.emplace_back(node->op_type());
   EXPECT_EQ(schedule_a, schedule_b);
+}
+
+// Given the spec as it was read before (ShardingStage1Pass::UseLoadedSpec), the pass rewrites the
+// graph as it does reading the spec itself; the spec is taken once, and a later run reads it.
+TEST(ShardingStage1Test, TakesTheSpecReadBefore) {
+  auto reading = Demo();
+  auto given = Demo();
+  Rewrite read = Shard(*reading, 2, BucketOrder::kGradientReady);
+  ASSERT_TRUE(read.status.ok()) << read.status.ToString();
+
+  StatusOr<std::optional<ResolvedTrainingSpec>> spec =
+      ReadResolvedTrainingSpec(*given, BindingNames::kViewed);
+  ASSERT_TRUE(spec.ok() && spec->has_value());
+  PassPipeline pipeline(/*verify_each=*/true);
+  auto& pass = pipeline.AddPass<ShardingStage1Pass>(
+      ShardingStage1Pass::Options{.nranks = 2, .bucket_order = BucketOrder::kGradientReady});
+  pass.UseLoadedSpec(std::move(**spec));
+  StatusOr<bool> changed = pipeline.Run(*given);
+  ASSERT_TRUE(changed.ok()) << changed.status().ToString();
+  EXPECT_EQ(pass.layout(), read.layout);
+  EXPECT_EQ(given->GetMetadata("zerograph.state_binding"),
+            reading->GetMetadata("zerograph.state_binding"));
+  EXPECT_EQ(CountOps(*given), CountOps(*reading));
+  // Taken: a second run reads the (rewritten) graph's spec, and refuses it as rewritten.
+  const StatusOr<bool> again = pass.Run(*given);
+  EXPECT_NE(again.status().message().find("already rewritten"), std::string::npos)
+      << again.status().ToString();
 }
 
 // A parameter that cannot be sharded (fp64) keeps its own update with an averaged gradient.

@@ -2,10 +2,12 @@
 #define ZEROGRAPH_ONNX_LOAD_MODEL_H_
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "zerograph/core/status.h"
 #include "zerograph/ir/graph.h"
+#include "zerograph/ir/training_spec.h"
 
 namespace zerograph {
 
@@ -19,6 +21,11 @@ struct LoadOptions {
   // order). The check runs while roles are inferred: both only read the graph until the roles
   // are written.
   bool verify = false;
+  // Where to leave the training spec as loading resolved it to check the metadata or infer roles
+  // (names as views, BindingNames::kViewed), or nullopt for a graph without one: a pass that runs
+  // first on the graph can take it (ShardingStage1Pass::UseLoadedSpec) rather than read it
+  // again, which on a large model takes as long as its own sweep.
+  std::optional<ResolvedTrainingSpec>* resolved_spec = nullptr;
 };
 StatusOr<std::unique_ptr<Graph>> LoadModel(const std::string& path,
                                            const LoadOptions& options = {});

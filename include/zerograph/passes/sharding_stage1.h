@@ -2,10 +2,13 @@
 #define ZEROGRAPH_PASSES_SHARDING_STAGE1_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "zerograph/ir/layout_manifest.h"
+#include "zerograph/ir/training_spec.h"
 #include "zerograph/passes/pass.h"
 
 namespace zerograph {
@@ -61,11 +64,17 @@ class ShardingStage1Pass : public GraphPass {
   // The layout the last run produced.
   const LayoutManifest& layout() const { return layout_; }
 
+  // The next run takes `spec` (BindingNames::kViewed) as the graph's training spec instead of
+  // reading it again: the spec LoadModel resolved (LoadOptions::resolved_spec), for a graph no
+  // pass has changed since it was loaded.
+  void UseLoadedSpec(ResolvedTrainingSpec spec) { loaded_spec_ = std::move(spec); }
+
  protected:
   StatusOr<bool> RunImpl(Graph& graph) override;
 
  private:
   Options options_;
+  std::optional<ResolvedTrainingSpec> loaded_spec_;
   LayoutManifest layout_;
   std::string stats_;
 };
