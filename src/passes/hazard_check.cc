@@ -5,11 +5,10 @@
 #include <map>
 #include <optional>
 #include <string>
-#include <utility>
 #include <vector>
 
-#include "core/parallelism.h"
 #include "passes/collective.h"
+#include "passes/node_sweep.h"
 #include "zerograph/ir/graph.h"
 #include "zerograph/ir/op_role.h"
 #include "zerograph/ir/optimizer_signature.h"
@@ -18,9 +17,6 @@ namespace zerograph {
 namespace {
 
 std::string Label(const Node& node) { return StrCat("'", node.name(), "' (", node.op_type(), ")"); }
-
-// Nodes from which a thread sweeping them pays for its start.
-constexpr size_t kNodesPerThread = 25'000;
 
 // Of each kind, the last in the schedule.
 struct Bucket {
@@ -34,7 +30,8 @@ void KeepLast(Node*& last, Node* node) {
   if (node != nullptr && (last == nullptr || last->IsBefore(*node))) last = node;
 }
 
-// What the checks read of the nodes, from one slice of them or all.
+// What the checks read of the nodes (SweepStoredNodes). Order is kept where it matters, by the
+// order keys: the first collective, each bucket's last update.
 struct Found {
   std::map<int64_t, Bucket> buckets;
   std::vector<const Node*> collectives;
@@ -56,9 +53,9 @@ struct Found {
     if (FindOptimizerSignature(*node)) KeepLast(bucket.last_update, node);
   }
 
-  void Merge(const Found& other) {
-    collectives.insert(collectives.end(), other.collectives.begin(), other.collectives.end());
-    for (const auto& [id, found] : other.buckets) {
+  void Merge(const Found& later) {
+    collectives.insert(collectives.end(), later.collectives.begin(), later.collectives.end());
+    for (const auto& [id, found] : later.buckets) {
       Bucket& bucket = buckets[id];
       KeepLast(bucket.param_views, found.param_views);
       KeepLast(bucket.coalesce, found.coalesce);
@@ -67,24 +64,6 @@ struct Found {
     }
   }
 };
-
-// Reads the nodes where they lie in memory (Graph::stored_nodes), not in schedule order, and in
-// slices on several threads: reading a large graph's nodes costs a cache miss each, and along
-// the schedule's links one at a time. Order is kept where it matters, by the order keys: the
-// first collective, each bucket's last update.
-Found FindBucketsAndCollectives(const Graph& graph) {
-  const int threads = ThreadsFor(static_cast<size_t>(graph.node_id_bound()), kNodesPerThread);
-  std::vector<Found> slices(static_cast<size_t>(threads));
-  const Status swept = ParallelFor(slices.size(), threads, [&](size_t i) {
-    for (Node* node : graph.stored_nodes(i, slices.size())) slices[i].Add(node);
-    return Status::Ok();
-  });
-  ZG_CHECK(swept.ok(), "reading the nodes cannot fail: ", swept.ToString());
-  for (size_t i = 1; i < slices.size(); ++i) slices.front().Merge(slices[i]);
-  std::sort(slices.front().collectives.begin(), slices.front().collectives.end(),
-            [](const Node* a, const Node* b) { return a->IsBefore(*b); });
-  return std::move(slices.front());
-}
 
 // The optimizer update the gather's data comes from, looking through Nop, Identity and Cast (the
 // master weights' update casts its fp32 result to the parameters' dtype).
@@ -112,7 +91,9 @@ Status CheckHazards(const Graph& graph) {
     if (error == std::errc() && end == text->data() + text->size()) nranks = parsed;
   }
 
-  auto [buckets, collectives] = FindBucketsAndCollectives(graph);
+  auto [buckets, collectives] = SweepStoredNodes<Found>(graph);
+  std::sort(collectives.begin(), collectives.end(),
+            [](const Node* a, const Node* b) { return a->IsBefore(*b); });
   for (const Node* node : collectives) {
     const Node* first = collectives.front();
     ZG_RETURN_IF_NOT(node->stream() == first->stream(), "hazard: collectives ", Label(*first),

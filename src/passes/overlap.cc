@@ -2,10 +2,9 @@
 
 #include <algorithm>
 #include <map>
-#include <utility>
 #include <vector>
 
-#include "core/parallelism.h"
+#include "passes/node_sweep.h"
 #include "zerograph/ir/graph.h"
 #include "zerograph/passes/gradient_chain.h"
 
@@ -21,12 +20,9 @@ struct BucketNodes {
   Node* all_gather = nullptr;
 };
 
-// Nodes from which a thread sweeping them pays for its start.
-constexpr size_t kNodesPerThread = 25'000;
-
 bool IsZerographOp(const Node& node, std::string_view op) { return node.Is(kZerographDomain, op); }
 
-// The buckets' nodes and the all-reduces, from one slice of the nodes or all.
+// The buckets' nodes and the all-reduces (SweepStoredNodes; only the all-reduces' order matters).
 struct CommNodes {
   std::map<int64_t, BucketNodes> buckets;
   std::vector<Node*> all_reduces;
@@ -54,7 +50,7 @@ struct CommNodes {
   }
 
   // Takes in a later slice's nodes, as Add would have met them.
-  void Merge(CommNodes& later) {
+  void Merge(const CommNodes& later) {
     all_reduces.insert(all_reduces.end(), later.all_reduces.begin(), later.all_reduces.end());
     for (auto& [id, found] : later.buckets) {
       BucketNodes& bucket = buckets[id];
@@ -66,22 +62,6 @@ struct CommNodes {
     }
   }
 };
-
-// In memory order (much faster than along the schedule), in slices on several threads; only the
-// all-reduces' order matters, and they are sorted.
-CommNodes FindCommNodes(const Graph& graph) {
-  const int threads = ThreadsFor(static_cast<size_t>(graph.node_id_bound()), kNodesPerThread);
-  std::vector<CommNodes> slices(static_cast<size_t>(threads));
-  const Status swept = ParallelFor(slices.size(), threads, [&](size_t i) {
-    for (Node* node : graph.stored_nodes(i, slices.size())) slices[i].Add(node);
-    return Status::Ok();
-  });
-  ZG_CHECK(swept.ok(), "reading the nodes cannot fail: ", swept.ToString());
-  for (size_t i = 1; i < slices.size(); ++i) slices.front().Merge(slices[i]);
-  std::sort(slices.front().all_reduces.begin(), slices.front().all_reduces.end(),
-            [](const Node* a, const Node* b) { return a->IsBefore(*b); });
-  return std::move(slices.front());
-}
 
 // Moves a `Constant` that `node` reads to just before it, when it is not earlier already.
 void HoistConstants(Graph& graph, Node* node) {
@@ -95,7 +75,9 @@ void HoistConstants(Graph& graph, Node* node) {
 }  // namespace
 
 StatusOr<bool> OverlapPass::RunImpl(Graph& graph) {
-  auto [buckets, all_reduces] = FindCommNodes(graph);
+  auto [buckets, all_reduces] = SweepStoredNodes<CommNodes>(graph);
+  std::sort(all_reduces.begin(), all_reduces.end(),
+            [](const Node* a, const Node* b) { return a->IsBefore(*b); });
   ZG_RETURN_IF_NOT(!buckets.empty() || !all_reduces.empty(),
                    "the graph has no buckets: run sharding-stage1 (--nranks) before overlap");
 
