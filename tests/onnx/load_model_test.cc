@@ -5,6 +5,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <span>
@@ -70,20 +71,35 @@ class LoadModelTest : public ::testing::Test {
   }
 
   // Writes the model in ONNX's text format as `<folder>/train.onnx`, a training graph whose loss
-  // is `loss` (zerograph metadata, no roles); returns its path.
-  std::string WriteTrainingModel(const char* text) {
+  // is `loss` (zerograph metadata, and the `more` keys); returns its path.
+  std::string WriteTrainingModel(
+      const char* text, std::initializer_list<std::pair<const char*, const char*>> more = {}) {
     StatusOr<onnx::ModelProto> model = ParseModelText(text);
     EXPECT_TRUE(model.ok()) << model.status().ToString();
     const std::string path = folder_.Path("train.onnx");
     if (!model.ok()) return path;
-    for (auto [key, value] :
-         {std::pair{"zerograph.format_version", "1"}, std::pair{"zerograph.loss", "loss"}}) {
+    std::vector<std::pair<const char*, const char*>> metadata = {{"zerograph.format_version", "1"},
+                                                                 {"zerograph.loss", "loss"}};
+    metadata.insert(metadata.end(), more.begin(), more.end());
+    for (auto [key, value] : metadata) {
       onnx::StringStringEntryProto* entry = model->add_metadata_props();
       entry->set_key(key);
       entry->set_value(value);
     }
     EXPECT_TRUE(WriteModelFile(*model, path).ok());
     return path;
+  }
+
+  // A plain inference model, `y = Relu(x)`, as `<folder>/plain.onnx`; returns its path.
+  std::string WritePlainModel() {
+    return WriteModelText(R"(
+      <ir_version: 8, opset_import: ["" : 17]>
+      g (float[2] x) => (float[2] y)
+      {
+        y = Relu(x)
+      }
+    )",
+                          "plain.onnx");
   }
 
   // The Add model of test_models.cc with `w` (float[2]) in external data under `entries`.
@@ -401,7 +417,8 @@ TEST_F(LoadModelTest, InferredRoleReplacesARoleAttributeOfAnotherType) {
 // constant makes the scaling gradient post-processing (optimizer).
 TEST_F(LoadModelTest, InfersRolesWithTheStateBinding) {
   for (const bool decay_is_state : {true, false}) {
-    StatusOr<onnx::ModelProto> model = ParseModelText(R"(
+    const std::string path = WriteTrainingModel(
+        R"(
       <ir_version: 8, opset_import: ["" : 17, "org.zerograph" : 1]>
       g (float[2] x, float lr) => (float loss, float[2] w_new, float[1] decay_new)
       <float[2] w = {1.0, 1.0}, float[1] decay = {1.0}, float[1] half = {0.5}>
@@ -412,20 +429,10 @@ TEST_F(LoadModelTest, InfersRolesWithTheStateBinding) {
         w_new = org.zerograph.SGD(lr, w, gscaled)
         decay_new = Mul(decay, half)
       }
-    )");
-    ASSERT_TRUE(model.ok()) << model.status().ToString();
-    const char* binding =
-        decay_is_state ? R"({"w_new":"w","decay_new":"decay"})" : R"({"w_new":"w"})";
-    for (auto [key, value] :
-         {std::pair{"zerograph.format_version", "1"}, std::pair{"zerograph.loss", "loss"},
-          std::pair{"zerograph.inputs", R"({"data": ["x"], "lr": "lr"})"},
-          std::pair{"zerograph.state_binding", binding}}) {
-      onnx::StringStringEntryProto* entry = model->add_metadata_props();
-      entry->set_key(key);
-      entry->set_value(value);
-    }
-    const std::string path = folder_.Path("train.onnx");
-    ASSERT_TRUE(WriteModelFile(*model, path).ok());
+    )",
+        {{"zerograph.inputs", R"({"data": ["x"], "lr": "lr"})"},
+         {"zerograph.state_binding",
+          decay_is_state ? R"({"w_new":"w","decay_new":"decay"})" : R"({"w_new":"w"})"}});
     StatusOr<std::unique_ptr<Graph>> graph = LoadModel(path, {.verify = true});
     ASSERT_TRUE(graph.ok()) << graph.status().ToString();
     const Node* scaling = (*graph)->FindValue("gscaled")->producer();
@@ -439,7 +446,8 @@ TEST_F(LoadModelTest, InfersRolesWithTheStateBinding) {
 // for a model without one it leaves none.
 TEST_F(LoadModelTest, HandsOverTheSpecItResolved) {
   for (const bool annotated : {false, true}) {
-    StatusOr<onnx::ModelProto> model = ParseModelText(annotated ? R"(
+    const std::string path =
+        WriteTrainingModel(annotated ? R"(
       <ir_version: 8, opset_import: ["" : 17, "org.zerograph" : 1]>
       g (float[2] x, float lr) => (float loss, float[2] w_new, float[1] decay_new)
       <float[2] w = {1.0, 1.0}, float[1] decay = {1.0}, float[1] half = {0.5}>
@@ -450,7 +458,7 @@ TEST_F(LoadModelTest, HandsOverTheSpecItResolved) {
         decay_new = Mul<__op_role = 2>(decay, half)
       }
     )"
-                                                                : R"(
+                                     : R"(
       <ir_version: 8, opset_import: ["" : 17, "org.zerograph" : 1]>
       g (float[2] x, float lr) => (float loss, float[2] w_new, float[1] decay_new)
       <float[2] w = {1.0, 1.0}, float[1] decay = {1.0}, float[1] half = {0.5}>
@@ -460,18 +468,9 @@ TEST_F(LoadModelTest, HandsOverTheSpecItResolved) {
         w_new = org.zerograph.SGD(lr, w, graw)
         decay_new = Mul(decay, half)
       }
-    )");
-    ASSERT_TRUE(model.ok()) << model.status().ToString();
-    for (auto [key, value] :
-         {std::pair{"zerograph.format_version", "1"}, std::pair{"zerograph.loss", "loss"},
-          std::pair{"zerograph.inputs", R"({"data": ["x"], "lr": "lr"})"},
-          std::pair{"zerograph.state_binding", R"({"w_new":"w","decay_new":"decay"})"}}) {
-      onnx::StringStringEntryProto* entry = model->add_metadata_props();
-      entry->set_key(key);
-      entry->set_value(value);
-    }
-    const std::string path = folder_.Path("train.onnx");
-    ASSERT_TRUE(WriteModelFile(*model, path).ok());
+    )",
+                           {{"zerograph.inputs", R"({"data": ["x"], "lr": "lr"})"},
+                            {"zerograph.state_binding", R"({"w_new":"w","decay_new":"decay"})"}});
     std::optional<ResolvedTrainingSpec> spec;
     StatusOr<std::unique_ptr<Graph>> graph =
         LoadModel(path, {.verify = true, .resolved_spec = &spec});
@@ -489,30 +488,14 @@ TEST_F(LoadModelTest, HandsOverTheSpecItResolved) {
     EXPECT_EQ(spec->binding_old_values,
               (std::vector<const Value*>{g.FindValue("w"), g.FindValue("decay")}));
   }
-  const std::string plain = WriteModelText(R"(
-    <ir_version: 8, opset_import: ["" : 17]>
-    g (float[2] x) => (float[2] y)
-    {
-      y = Relu(x)
-    }
-  )",
-                                           "plain.onnx");
   std::optional<ResolvedTrainingSpec> spec = ResolvedTrainingSpec();
-  ASSERT_TRUE(LoadModel(plain, {.resolved_spec = &spec}).ok());
+  ASSERT_TRUE(LoadModel(WritePlainModel(), {.resolved_spec = &spec}).ok());
   EXPECT_FALSE(spec.has_value());
 }
 
 // A plain inference model keeps its nodes unannotated.
 TEST_F(LoadModelTest, LeavesRolesOfPlainModelUnset) {
-  const std::string path = WriteModelText(R"(
-    <ir_version: 8, opset_import: ["" : 17]>
-    g (float[2] x) => (float[2] y)
-    {
-      y = Relu(x)
-    }
-  )",
-                                          "plain.onnx");
-  StatusOr<std::unique_ptr<Graph>> graph = LoadModel(path);
+  StatusOr<std::unique_ptr<Graph>> graph = LoadModel(WritePlainModel());
   ASSERT_TRUE(graph.ok()) << graph.status().ToString();
   EXPECT_FALSE((*graph)->first_node()->has_role());
 }
