@@ -24,6 +24,7 @@
 
 #include <fcntl.h>
 #include <malloc.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -528,6 +529,7 @@ struct PassSample {
   double passes_cpu = 0;  // CPU time of sharding-stage1 and overlap, every thread's
   int64_t buckets = 0;
   int64_t nodes_after = 0;
+  double peak_mb = 0;  // peak resident memory of the child process
 };
 
 StatusOr<PassSample> RunPasses(const std::string& in, int64_t nranks, double comm_buffer_mb,
@@ -558,6 +560,7 @@ StatusOr<PassSample> RunPasses(const std::string& in, int64_t nranks, double com
 
   sample.buckets = static_cast<int64_t>(sharding.layout().buckets.size());
   sample.nodes_after = static_cast<int64_t>(graph->num_nodes());
+  sample.peak_mb = PeakMb();
   return sample;
 }
 
@@ -593,6 +596,34 @@ StatusOr<T> InChildProcess(const std::function<StatusOr<T>()>& run) {
   ZG_RETURN_IF_NOT(received && WIFEXITED(status) && WEXITSTATUS(status) == 0,
                    "a benchmark child process failed");
   return sample;
+}
+
+// Touches `bytes` of fresh memory in a child process and frees it, so that the next run starts
+// with that much memory the host has backed. Why: in this VM (free page reporting to the host is
+// on), a first touch of memory the host took back costs several times a plain first touch (2.5
+// GB: 8.5 s against 1.8 s), and the guest hands a new process the pages the last one freed first;
+// so a run paid for the part of its peak above its predecessor's, and a ratio depended on the order
+// of the runs (at 1M nodes the bare round trip took 1.55 s after a larger process and up to 3.4 s
+// after a smaller one, 2026-12-05). Touching more than any variant's peak before each run removes
+// the order.
+Status SettleMemory(size_t bytes) {
+  std::cout.flush();
+  std::cerr.flush();
+  const pid_t pid = ::fork();
+  ZG_RETURN_IF_NOT(pid >= 0, "cannot fork");
+  if (pid == 0) {
+    void* block =
+        ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (block == MAP_FAILED) ::_exit(1);
+    const auto page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+    for (size_t at = 0; at < bytes; at += page) static_cast<volatile char*>(block)[at] = 1;
+    ::_exit(0);
+  }
+  int status = 0;
+  ZG_RETURN_IF_NOT(
+      ::waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+      "cannot touch ", bytes >> 20, " MiB to settle the memory between runs");
+  return Status::Ok();
 }
 
 // One run of a program (rewrite-graph), measured as the shell's `time` would: wall time, CPU time
@@ -709,6 +740,7 @@ struct SizeResult {
   // verify, save) and with --nranks N --overlap.
   bool programs = false;
   ProgramSample bare_program{}, copy{}, rewrite{};
+  double largest_peak_mb = 0;  // of every run at this size
 };
 
 enum class GraphKind { kMlp, kForeign, kForeignWithRoles };
@@ -727,6 +759,7 @@ struct BenchOptions {
   std::vector<double> comm_buffer_mb = {256};
   std::string dir;
   bool keep_files = false;
+  bool settle_memory = true;  // SettleMemory before each timed run
 };
 
 std::string Ms(double seconds) {
@@ -777,8 +810,20 @@ StatusOr<SizeResult> BenchOneSize(int64_t target_nodes, const BenchOptions& opti
             << " repetitions of bare, arena, ir\n";
 
   // One untimed pass of each warms the page cache and checks the graph loads.
-  ZG_RETURN_IF_ERROR(InChildProcess<Sample>([&] { return RunBare(in, out, false); }).status());
-  ZG_RETURN_IF_ERROR(InChildProcess<Sample>([&] { return RunIr(in, out); }).status());
+  ZG_ASSIGN_OR_RETURN(const Sample bare_warm_up,
+                      InChildProcess<Sample>([&] { return RunBare(in, out, false); }));
+  ZG_ASSIGN_OR_RETURN(const Sample ir_warm_up,
+                      InChildProcess<Sample>([&] { return RunIr(in, out); }));
+  // Half again the largest peak seen so far is touched before each timed run (SettleMemory).
+  auto note_peak = [&result](double peak_mb) {
+    result.largest_peak_mb = std::max(result.largest_peak_mb, peak_mb);
+  };
+  note_peak(bare_warm_up.peak_mb);
+  note_peak(ir_warm_up.peak_mb);
+  auto settle = [&]() -> Status {
+    if (!options.settle_memory) return Status::Ok();
+    return SettleMemory(static_cast<size_t>(1.5 * result.largest_peak_mb * 1e6));
+  };
 
   const std::vector<std::string> copy_args = {options.rewrite_graph, in, "-o", out};
   const std::vector<std::string> rewrite_args = {
@@ -797,39 +842,46 @@ StatusOr<SizeResult> BenchOneSize(int64_t target_nodes, const BenchOptions& opti
                 << " repetitions\n";
       break;
     }
-    // Rotate the order so that no variant always runs right after the same one.
+    // Rotate the order so that no variant always runs first.
     for (int k = 0; k < variants; ++k) {
+      ZG_RETURN_IF_ERROR(settle());
       switch ((rep + k) % variants) {
         case 0: {
           ZG_ASSIGN_OR_RETURN(Sample s,
                               InChildProcess<Sample>([&] { return RunBare(in, out, false); }));
           bare.push_back(s);
+          note_peak(s.peak_mb);
           break;
         }
         case 1: {
           ZG_ASSIGN_OR_RETURN(Sample s,
                               InChildProcess<Sample>([&] { return RunBare(in, out, true); }));
           arena.push_back(s);
+          note_peak(s.peak_mb);
           break;
         }
         case 2: {
           ZG_ASSIGN_OR_RETURN(Sample s, InChildProcess<Sample>([&] { return RunIr(in, out); }));
           ir.push_back(s);
+          note_peak(s.peak_mb);
           break;
         }
         case 3: {
           ZG_ASSIGN_OR_RETURN(ProgramSample s, RunProgram(bare_program_args));
           bare_program.push_back(s);
+          note_peak(s.peak_mb);
           break;
         }
         case 4: {
           ZG_ASSIGN_OR_RETURN(ProgramSample s, RunProgram(copy_args));
           copy.push_back(s);
+          note_peak(s.peak_mb);
           break;
         }
         default: {
           ZG_ASSIGN_OR_RETURN(ProgramSample s, RunProgram(rewrite_args));
           rewrite.push_back(s);
+          note_peak(s.peak_mb);
           break;
         }
       }
@@ -859,6 +911,7 @@ StatusOr<SizeResult> BenchOneSize(int64_t target_nodes, const BenchOptions& opti
                     << " repetitions\n";
           break;
         }
+        ZG_RETURN_IF_ERROR(settle());
         ZG_ASSIGN_OR_RETURN(PassSample sample, InChildProcess<PassSample>([&] {
                               return RunPasses(in, options.nranks, limit,
                                                *AlignmentFromName(options.align));
@@ -866,6 +919,7 @@ StatusOr<SizeResult> BenchOneSize(int64_t target_nodes, const BenchOptions& opti
         std::cerr << "  passes, --comm-buffer-mb " << limit << ", repetition " << rep + 1 << "/"
                   << reps << ": " << sample.buckets << " buckets, " << Ms(sample.total())
                   << " ms\n";
+        note_peak(sample.peak_mb);
         samples.push_back(sample);
       }
       result.passes.push_back(MedianOf(limit, samples));
@@ -934,10 +988,14 @@ void PrintPassTables(const std::vector<SizeResult>& results, int64_t nranks,
   }
 }
 
-void PrintTables(const std::vector<SizeResult>& results) {
+void PrintTables(const std::vector<SizeResult>& results, bool settled) {
   std::cout << "Milliseconds, median of the timed repetitions (column reps) of each variant, "
-               "run alternating, each run in a child process of its own (a fresh heap). Save = "
-               "serialize + write + fsync + rename in "
+               "run alternating, each run in a child process of its own (a fresh heap). "
+            << (settled ? "Before each timed run, a child process touches and frees 1.5x the "
+                          "largest peak seen (SettleMemory: in this VM a run otherwise pays for "
+                          "the part of its peak above its predecessor's). "
+                        : "Memory is not settled between runs (--no-settle-memory). ")
+            << "Save = serialize + write + fsync + rename in "
                "every column. Round trip = load + save; freeing the model is timed apart. Times "
                "are wall-clock; the IR parses and serializes on up to "
             << std::min(8u, std::max(1u, std::thread::hardware_concurrency()))
@@ -1021,11 +1079,12 @@ void PrintProgramTables(const std::vector<SizeResult>& results, int64_t nranks,
   }
 }
 
-void PrintPeakMemory() {
-  struct rusage usage {};
-  // Every variant runs in a child process: the largest of their peaks.
-  ::getrusage(RUSAGE_CHILDREN, &usage);
-  std::cout << "\nPeak resident memory of the largest child process: " << usage.ru_maxrss / 1024
+// The largest peak of the runs, not of every child: SettleMemory's touch more.
+void PrintPeakMemory(const std::vector<SizeResult>& results) {
+  double largest_peak_mb = 0;
+  for (const SizeResult& r : results)
+    largest_peak_mb = std::max(largest_peak_mb, r.largest_peak_mb);
+  std::cout << "\nPeak resident memory of the largest run: " << Fixed(largest_peak_mb / 1.048576, 0)
             << " MiB.\n";
 }
 
@@ -1036,10 +1095,10 @@ Status RunBench(const BenchOptions& options) {
     ZG_ASSIGN_OR_RETURN(SizeResult result, BenchOneSize(nodes, options, dir));
     results.push_back(result);
   }
-  PrintTables(results);
+  PrintTables(results, options.settle_memory);
   PrintPassTables(results, options.nranks, options.align);
   PrintProgramTables(results, options.nranks, options.align);
-  PrintPeakMemory();
+  PrintPeakMemory(results);
   return Status::Ok();
 }
 
@@ -1096,6 +1155,9 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--dir", options.dir, "Folder for the graph files (default: the temp folder)")
       ->check(CLI::ExistingDirectory);
+  app.add_flag("!--no-settle-memory", options.settle_memory,
+               "Do not touch and free memory before each timed run (SettleMemory): each run then "
+               "pays for the part of its peak above its predecessor's");
   app.add_flag("--keep-files", options.keep_files,
                "Leave the graph files in --dir, to profile rewrite-graph on them");
   CLI11_PARSE(app, argc, argv);
