@@ -262,7 +262,9 @@ pays and rewrite-graph's time includes: its start and the kernel dropping its me
 2026-12-04 the two differed by this host's noise more than by that (the program took 0.77-1.48x
 the in-child time over that day's runs at 1M nodes, while its start and exit take about 0.15-0.2 s);
 the ratio against the in-child time is still
-shown ("/ in-child"). Issue 16's
+shown ("/ in-child"). Since 2026-12-05 each timed run follows a child process that touches and
+frees 1.5x the largest peak seen (`SettleMemory`): in this VM a run had paid for the part of its
+peak above its predecessor's, and the ratios followed the order of the runs (below). Issue 16's
 goals: copy at most 1.0x and rewrite at most 1.3x the bare round trip's time, peak memory at most
 the bare round trip's, 10x the nodes at most 11x the time.
 
