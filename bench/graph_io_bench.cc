@@ -603,27 +603,20 @@ StatusOr<T> InChildProcess(const std::function<StatusOr<T>()>& run) {
 // on), a first touch of memory the host took back costs several times a plain first touch (2.5
 // GB: 8.5 s against 1.8 s), and the guest hands a new process the pages the last one freed first;
 // so a run paid for the part of its peak above its predecessor's, and a ratio depended on the order
-// of the runs (at 1M nodes the bare round trip took 1.55 s after a larger process and up to 3.4 s
-// after a smaller one, 2026-12-05). Touching more than any variant's peak before each run removes
-// the order.
+// of the runs (at 1M nodes the bare round trip took 1.52-1.56 s after a larger process
+// and 1.83-7.83 s after smaller ones, 2026-12-05). Touching more than any variant's peak before
+// each run removes the order.
 Status SettleMemory(size_t bytes) {
-  std::cout.flush();
-  std::cerr.flush();
-  const pid_t pid = ::fork();
-  ZG_RETURN_IF_NOT(pid >= 0, "cannot fork");
-  if (pid == 0) {
-    void* block =
-        ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (block == MAP_FAILED) ::_exit(1);
-    const auto page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
-    for (size_t at = 0; at < bytes; at += page) static_cast<volatile char*>(block)[at] = 1;
-    ::_exit(0);
-  }
-  int status = 0;
-  ZG_RETURN_IF_NOT(
-      ::waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0,
-      "cannot touch ", bytes >> 20, " MiB to settle the memory between runs");
-  return Status::Ok();
+  return InChildProcess<bool>([bytes]() -> StatusOr<bool> {
+           void* block =
+               ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+           ZG_RETURN_IF_NOT(block != MAP_FAILED, "cannot map ", bytes >> 20,
+                            " MiB to settle the memory between runs");
+           const auto page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+           for (size_t at = 0; at < bytes; at += page) static_cast<volatile char*>(block)[at] = 1;
+           return true;
+         })
+      .status();
 }
 
 // One run of a program (rewrite-graph), measured as the shell's `time` would: wall time, CPU time
