@@ -412,6 +412,7 @@ Status RunRewriteGraph(const RewriteGraphOptions& options) {
   }
   // A control made before sharding is rebuilt for the sharded layout.
   auto controlled = [&graph] {
+    if (!graph->HasMetOp(kZerographDomain, "GradientControl")) return false;
     const StoredNodeRange nodes = graph->stored_nodes();
     return std::any_of(nodes.begin(), nodes.end(),
                        [](const Node* n) { return n->Is(kZerographDomain, "GradientControl"); });

@@ -116,6 +116,9 @@ StatusOr<std::vector<int64_t>> InferRoleBitsOf(const Graph& graph, std::string_v
   ZG_RETURN_IF_NOT(loss->producer() != nullptr, "role inference: loss '", loss_name,
                    "' is not computed by a node");
 
+  // The schedule, for the walk back, is read on another thread while the sweeps before it run.
+  std::future<std::vector<Node*>> schedule =
+      RunOnTheSide([&graph] { return graph.ScheduledNodes(); });
   const auto num_node_ids = static_cast<size_t>(graph.node_id_bound());
   const auto num_value_ids = static_cast<size_t>(graph.value_id_bound());
   constexpr int64_t kUnset = -1;
@@ -171,7 +174,7 @@ StatusOr<std::vector<int64_t>> InferRoleBitsOf(const Graph& graph, std::string_v
   ShapeComparer shapes(graph, std::move(knowable));
   // Optimizer: optimizer ops, then, walking back, gradient post-processing. Users come later in
   // the schedule than their producers, so one reverse pass sees every user decided.
-  const std::vector<Node*> scheduled = graph.ScheduledNodes();
+  const std::vector<Node*> scheduled = schedule.get();
   for (auto it = scheduled.rbegin(); it != scheduled.rend(); ++it) {
     const Node* node = *it;
     int64_t& role = roles[node->id()];

@@ -446,7 +446,7 @@ class ShardingRewriter {
         for (Value* state : candidates_[i]->slot.states) states.push_back(state);
       }
       ZG_RETURN_IF_ERROR(graph_.EraseNode(node));
-      for (Value* state : states) ZG_RETURN_IF_ERROR(graph_.EraseInitializer(state));
+      ZG_RETURN_IF_ERROR(graph_.EraseInitializers(states));
       for (auto& [value, name] : kept_outputs) ZG_RET_CHECK(graph_.RenameValue(value, name));
     }
     return Status::Ok();

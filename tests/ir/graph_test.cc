@@ -11,6 +11,7 @@
 
 #include <onnx/onnx_pb.h>
 
+#include "zerograph/core/str_cat.h"
 #include "zerograph/ir/proto_store.h"
 #include "zerograph/ir/verify.h"
 
@@ -122,6 +123,41 @@ TEST_F(GraphTest, EraseRequiresNoUsers) {
   EXPECT_EQ(graph_.FindValue("d.out"), nullptr);
   EXPECT_EQ(graph_.FindNode("d"), nullptr);
   EXPECT_TRUE(Verify(graph_).ok());
+}
+
+// Initializers are erased in bulk in order; one still read stops the erasing, named, with those
+// before it gone and those after it kept. Enough of them that the erasing runs ahead of itself.
+TEST_F(GraphTest, EraseInitializersStopsAtOneStillRead) {
+  std::vector<Value*> states;
+  for (int i = 0; i < 40; ++i) {
+    states.push_back(graph_.AddInitializer(StrCat("s", i), DataType::kFloat32,
+                                           std::vector<int64_t>{1}, std::string(4, '\0')));
+  }
+  Node* reader = graph_.AddNode("Neg", "", {states[30]}, {"r.out"}, "r");
+  graph_.AddOutput(reader->output(0));
+  const Status erased = graph_.EraseInitializers(states);
+  ASSERT_FALSE(erased.ok());
+  EXPECT_NE(erased.message().find("'s30': it is still read"), std::string::npos)
+      << erased.ToString();
+  EXPECT_EQ(graph_.FindValue("s0"), nullptr);
+  EXPECT_EQ(graph_.FindValue("s29"), nullptr);
+  EXPECT_EQ(graph_.FindValue("s30"), states[30]);
+  EXPECT_EQ(graph_.FindValue("s39"), states[39]);
+  const std::vector<Value*> rest(states.begin() + 31, states.end());
+  ASSERT_TRUE(graph_.EraseInitializers(rest).ok());
+  EXPECT_EQ(graph_.FindValue("s39"), nullptr);
+  EXPECT_TRUE(Verify(graph_).ok());
+}
+
+// The ops a graph has met are those of its nodes, erased ones included, by domain and type.
+TEST_F(GraphTest, HasMetOpKnowsTheNodesOps) {
+  EXPECT_TRUE(graph_.HasMetOp("", "Relu"));
+  EXPECT_FALSE(graph_.HasMetOp("", "Sigmoid"));
+  EXPECT_FALSE(graph_.HasMetOp("com.example", "Relu"));
+  Node* extra = graph_.AddNode("Sigmoid", "com.example", {x_}, {"e.out"}, "e");
+  ASSERT_TRUE(graph_.EraseNode(extra).ok());
+  EXPECT_TRUE(graph_.HasMetOp("com.example", "Sigmoid"));
+  EXPECT_FALSE(graph_.HasMetOp("", "Sigmoid"));
 }
 
 // stored_nodes() gives the live nodes in the order they were made, whatever the schedule, and its

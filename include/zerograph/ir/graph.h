@@ -236,7 +236,9 @@ class Graph {
   // Removes `node`; fails when one of its outputs is still read or is a graph output.
   Status EraseNode(Node* node);
   // Removes an initializer nothing reads.
-  Status EraseInitializer(Value* value);
+  Status EraseInitializer(Value* value) { return EraseInitializers(std::span(&value, 1)); }
+  // Removes initializers nothing reads, in order; an error leaves those before it erased.
+  Status EraseInitializers(std::span<Value* const> values);
 
   // --- Model-level data ---------------------------------------------------------------------
   int64_t ir_version() const;
@@ -251,6 +253,8 @@ class Graph {
   // (a loaded graph's in file order), and those of nodes since erased. A graph has a handful, so
   // a check per domain costs nothing where one per node reads every node.
   std::vector<std::string_view> OpDomains() const;
+  // Whether the graph has met the op (see OpDomains): when not, no node of it needs looking for.
+  bool HasMetOp(std::string_view domain, std::string_view op_type) const;
   // ModelProto.metadata_props.
   std::optional<std::string_view> GetMetadata(std::string_view key) const;
   void SetMetadata(std::string_view key, std::string_view value);

@@ -131,6 +131,10 @@ class NameIndex {
   // searching, large enough that the searches not prepared at a chunk's start are few.
   static constexpr size_t kBulkChunk = 1024;
 
+  // Starts loading the slot where Erase(item) begins its search, for bulk erasers.
+  [[gnu::always_inline]] void PrefetchSlotOf(const T* item) const {
+    if (!slots_.empty()) __builtin_prefetch(slots_.data() + (item->name_hash_ & mask_));
+  }
   // Removes `item`; returns whether it was in the index. Found by the hash stored in it when it
   // was inserted and by address, so that no name is read or hashed: erasing a node per parameter
   // and its outputs costs a cache miss each this way, not four.
