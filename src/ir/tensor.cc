@@ -32,14 +32,13 @@ std::string_view Tensor::name() const { return proto_->name(); }
 Status Tensor::Attach(onnx::TensorProto* proto) {
   proto_ = proto;
   dtype_ = DataTypeFromOnnx(proto->data_type()).value_or(DataType::kUndefined);
-  return CheckedNumElements(dims()).status();
+  ZG_ASSIGN_OR_RETURN(numel_, CheckedNumElements(dims()));
+  return Status::Ok();
 }
 
 std::span<const int64_t> Tensor::dims() const {
   return {proto_->dims().data(), static_cast<size_t>(proto_->dims_size())};
 }
-
-int64_t Tensor::numel() const { return NumElements(dims()); }
 
 StatusOr<std::span<const std::byte>> Tensor::Bytes() const {
   if (is_external()) return external_bytes_;

@@ -35,7 +35,7 @@ class Tensor {
   std::string_view name() const;
   DataType dtype() const { return dtype_; }
   std::span<const int64_t> dims() const;
-  int64_t numel() const;
+  int64_t numel() const { return numel_; }
   int64_t byte_size() const { return numel() * static_cast<int64_t>(ElementSize(dtype())); }
 
   // True when the bytes live in an external data file next to the model.
@@ -68,9 +68,10 @@ class Tensor {
   // is written once, before `converted_valid_` is set.
   mutable std::vector<std::byte> converted_;
   mutable std::atomic<bool> converted_valid_{false};
-  // Read from the message once (Attach): an initializer's type never changes, and the passes
-  // read it for every parameter, a cache miss each in a large model's messages. Last, in the
-  // flag's padding: a large model has a million tensors.
+  // Read from the message once (Attach): an initializer's type and shape never change, and the
+  // passes read them for every parameter and state, a cache miss each in a large model's
+  // messages. The dtype last, in the flag's padding: a large model has a million tensors.
+  int64_t numel_ = 0;
   DataType dtype_ = DataType::kUndefined;
 };
 
