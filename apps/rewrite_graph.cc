@@ -463,9 +463,8 @@ Status RunRewriteGraph(const RewriteGraphOptions& options) {
   }
   // The process ends next: freeing a million-node graph object by object takes longer than the
   // kernel takes to drop its pages (a third of a second at 1M nodes; clang's -disable-free does
-  // the same), and so does freeing what the passes kept of it (the sharding pass's layout and
-  // candidates, a few blocks per parameter: 40-80 ms at 1M nodes). Kept reachable, so leak
-  // checkers do not count them.
+  // the same), and so does freeing what the passes kept of it (the sharding pass's layout, a few
+  // blocks per parameter). Kept reachable, so leak checkers do not count them.
   [[maybe_unused]] static Graph* left_to_exit = nullptr;
   [[maybe_unused]] static PassPipeline* passes_left_to_exit = nullptr;
   left_to_exit = graph.release();

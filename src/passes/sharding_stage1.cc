@@ -4,7 +4,6 @@
 #include <cstdint>
 #include <future>
 #include <limits>
-#include <memory>
 #include <optional>
 #include <unordered_set>
 #include <utility>
@@ -46,7 +45,7 @@ class ShardingRewriter {
                      "--master-grads needs --master-weights: the fp32 gradients feed the fp32 "
                      "update of the master copy");
     // The candidates are swept on other threads while this one reads the spec.
-    sweep_ = std::make_unique<CandidateSweep>(graph_);
+    sweep_.emplace(graph_);
     // The binding's names as views into its text, which stays as it is until UpdateMetadata.
     std::optional<ResolvedTrainingSpec> spec = std::move(loaded_spec);
     if (!spec) {
@@ -90,9 +89,6 @@ class ShardingRewriter {
     stats = Stats();
     return true;
   }
-
-  // The sweep that holds the candidates, which the rewriter must not use after.
-  std::unique_ptr<CandidateSweep> TakeSweep() { return std::move(sweep_); }
 
  private:
   // Takes the sweep's candidates, and the nodes of other optimizers that update state.
@@ -610,7 +606,7 @@ class ShardingRewriter {
   const ShardingStage1Pass::Options& options_;
   LayoutManifest& layout_;
   TrainingSpec spec_;
-  std::unique_ptr<CandidateSweep> sweep_;
+  std::optional<CandidateSweep> sweep_;
   // In schedule order, held by the sweep.
   std::vector<Candidate*> candidates_;
   std::vector<Node*> unknown_updates_;
@@ -632,15 +628,9 @@ class ShardingRewriter {
 
 }  // namespace
 
-ShardingStage1Pass::ShardingStage1Pass(Options options) : options_(options) {}
-
-ShardingStage1Pass::~ShardingStage1Pass() = default;
-
 StatusOr<bool> ShardingStage1Pass::RunImpl(Graph& graph) {
   ShardingRewriter rewriter(graph, options_, layout_);
-  StatusOr<bool> changed = rewriter.Run(std::exchange(loaded_spec_, std::nullopt), stats_);
-  if (changed.ok()) last_sweep_ = rewriter.TakeSweep();
-  return changed;
+  return rewriter.Run(std::exchange(loaded_spec_, std::nullopt), stats_);
 }
 
 }  // namespace zerograph

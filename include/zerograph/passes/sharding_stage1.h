@@ -2,7 +2,6 @@
 #define ZEROGRAPH_PASSES_SHARDING_STAGE1_H_
 
 #include <cstdint>
-#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -13,8 +12,6 @@
 #include "zerograph/passes/pass.h"
 
 namespace zerograph {
-
-class CandidateSweep;
 
 // Which order fills the buckets.
 enum class BucketOrder {
@@ -59,8 +56,7 @@ class ShardingStage1Pass : public GraphPass {
     bool master_grads = false;
   };
 
-  explicit ShardingStage1Pass(Options options);
-  ~ShardingStage1Pass() override;
+  explicit ShardingStage1Pass(Options options) : options_(options) {}
 
   std::string_view name() const override { return "sharding-stage1"; }
   std::string StatsString() const override { return stats_; }
@@ -81,10 +77,6 @@ class ShardingStage1Pass : public GraphPass {
   std::optional<ResolvedTrainingSpec> loaded_spec_;
   LayoutManifest layout_;
   std::string stats_;
-  // What the last run read of each parameter, a few heap blocks each: freed with the pass, not at
-  // the run's end, so that a program leaving its passes to the exit (rewrite-graph) does not free
-  // it block by block (25 ms at 1M nodes).
-  std::unique_ptr<CandidateSweep> last_sweep_;
 };
 
 }  // namespace zerograph
