@@ -138,10 +138,15 @@ void Graph::AttachProto(Node* node, onnx::NodeProto* proto) {
   node->op_info_ = OpInfoOf(proto->domain(), proto->op_type());
 }
 
-const OpInfo* Graph::OpInfoOf(std::string_view domain, std::string_view op_type) {
+const Graph::KnownOp* Graph::FindKnownOp(std::string_view domain, std::string_view op_type) const {
   for (const KnownOp& op : known_ops_) {
-    if (op.op_type == op_type && op.domain == domain) return &op.info;
+    if (op.op_type == op_type && op.domain == domain) return &op;
   }
+  return nullptr;
+}
+
+const OpInfo* Graph::OpInfoOf(std::string_view domain, std::string_view op_type) {
+  if (const KnownOp* known = FindKnownOp(domain, op_type)) return &known->info;
   const OpContracts& contracts = OpContracts::Get();
   const OpVersions* versions = contracts.FindOp(domain, op_type);
   const OpContract* contract =
@@ -168,9 +173,7 @@ std::vector<std::string_view> Graph::OpDomains() const {
 }
 
 bool Graph::HasMetOp(std::string_view domain, std::string_view op_type) const {
-  return std::any_of(known_ops_.begin(), known_ops_.end(), [&](const KnownOp& op) {
-    return op.op_type == op_type && op.domain == domain;
-  });
+  return FindKnownOp(domain, op_type) != nullptr;
 }
 
 Node* Graph::NewNode() {

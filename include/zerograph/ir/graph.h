@@ -360,6 +360,7 @@ class Graph {
     std::string op_type;
     OpInfo info;
   };
+  const KnownOp* FindKnownOp(std::string_view domain, std::string_view op_type) const;
   const OpInfo* OpInfoOf(std::string_view domain, std::string_view op_type);
   std::deque<KnownOp> known_ops_;
 
