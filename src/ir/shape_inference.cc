@@ -22,6 +22,17 @@ std::optional<HostValue> InitializerValue(const Value& value) {
   return HostValue{tensor->dtype(), tensor->dims(), *bytes};
 }
 
+// Whether RecordedSpec(value) has a value, without copying an initializer's dimensions (twice, and
+// a heap block each time): KnowableShapes asks it of every initializer, hundreds of thousands in
+// a graph of many small parameters.
+bool HasRecordedSpec(const Value& value) {
+  if (const Tensor* tensor = value.initializer()) {
+    return tensor->dtype() != DataType::kUndefined &&
+           std::ranges::all_of(tensor->dims(), [](int64_t d) { return d >= 0; });
+  }
+  return RecordedSpec(value).has_value();
+}
+
 // Nodes or initializers KnowableShapes judges per task, and from which a thread pays for its start.
 constexpr size_t kKnowableChunk = 4096;
 constexpr size_t kKnowablePerThread = 50000;
@@ -132,7 +143,7 @@ std::vector<char> KnowableShapes(const Graph& graph) {
   const size_t node_chunks = (stored + kKnowableChunk - 1) / kKnowableChunk;
   std::vector<std::vector<const Value*>> breaks(initializer_chunks + node_chunks);
   auto judge_source = [&](const Value& value, std::vector<const Value*>& found) {
-    if (RecordedSpec(value)) {
+    if (HasRecordedSpec(value)) {
       knowable[static_cast<size_t>(value.id())] = 1;
     } else {
       found.push_back(&value);
@@ -163,7 +174,7 @@ std::vector<char> KnowableShapes(const Graph& graph) {
           }
           for (const Value* output : node->outputs()) {
             if (output == nullptr) continue;
-            if (known || RecordedSpec(*output)) {
+            if (known || HasRecordedSpec(*output)) {
               knowable[static_cast<size_t>(output->id())] = 1;
             } else {
               found.push_back(output);
@@ -190,7 +201,7 @@ std::vector<char> KnowableShapes(const Graph& graph) {
     for (const Use& use : value.users()) {
       for (const Value* output : use.node->outputs()) {
         if (output == nullptr || seen[static_cast<size_t>(output->id())]) continue;
-        if (RecordedSpec(*output)) continue;
+        if (HasRecordedSpec(*output)) continue;
         seen[static_cast<size_t>(output->id())] = 1;
         unknowable.push_back(output);
       }

@@ -98,8 +98,9 @@ TEST_F(ShapeInferenceTest, ShardsFollowTheRanks) {
 }
 
 // KnowableShapes, which runs no shape function, knows what InferShapes infers: on chains longer
-// than one of its tasks, broken by a symbolic dimension, an op without a contract and a shape
-// computed at run time, and mended by recorded types further down.
+// than one of its tasks, from a graph input and from an initializer, broken by a symbolic
+// dimension, an op without a contract and a shape computed at run time, and mended by recorded
+// types further down.
 TEST_F(ShapeInferenceTest, KnowableShapesKnowWhatInferenceInfers) {
   constexpr int kChainLength = 5000;
   auto chain = [&](Value* from, const std::string& prefix, int mend_at) {
@@ -114,6 +115,10 @@ TEST_F(ShapeInferenceTest, KnowableShapesKnowWhatInferenceInfers) {
     return at;
   };
   Value* known = chain(Input("x", {2, 4}), "a", -1);
+  const std::vector<std::byte> zeros(8 * sizeof(float));
+  const int64_t weight_dims[] = {2, 4};
+  Value* weights = graph_.AddInitializer("w", DataType::kFloat32, weight_dims, zeros);
+  graph_.AddNode("Mul", "", {chain(weights, "w", -1), known}, {"scaled"}, "scaled");
   Value* symbolic = graph_.AddInput(
       "s", TensorType{DataType::kFloat32, std::vector<int64_t>{TensorType::kUnknownDim, 4}});
   Value* mended = chain(symbolic, "b", kChainLength / 2);
@@ -142,7 +147,7 @@ TEST_F(ShapeInferenceTest, KnowableShapesKnowWhatInferenceInfers) {
   // Unknown: the symbolic chain up to its recorded type, the custom op and its chain up to its
   // recorded type, the reshape and the two adds downstream of a break.
   EXPECT_EQ(unknown_values, kChainLength / 2 + 1 + (kChainLength - 10) + 1 + 2);
-  EXPECT_EQ(known_values + unknown_values, 3 * kChainLength + 6);
+  EXPECT_EQ(known_values + unknown_values, 4 * kChainLength + 7);
 }
 
 }  // namespace
