@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <span>
 #include <string_view>
 #include <utility>
 
@@ -22,13 +23,18 @@ std::optional<HostValue> InitializerValue(const Value& value) {
   return HostValue{tensor->dtype(), tensor->dims(), *bytes};
 }
 
-// Whether RecordedSpec(value) has a value, without copying an initializer's dimensions (twice, and
-// a heap block each time): KnowableShapes asks it of every initializer, hundreds of thousands in
-// a graph of many small parameters.
+// Whether a recorded type makes a spec: a known dtype and every dimension known.
+bool IsComplete(DataType dtype, std::span<const int64_t> dims) {
+  return dtype != DataType::kUndefined &&
+         std::ranges::all_of(dims, [](int64_t d) { return d >= 0; });
+}
+
+// Whether RecordedSpec(value) has a value, without copying an initializer's dimensions:
+// KnowableShapes asks it of every initializer, hundreds of thousands in a graph of many small
+// parameters.
 bool HasRecordedSpec(const Value& value) {
   if (const Tensor* tensor = value.initializer()) {
-    return tensor->dtype() != DataType::kUndefined &&
-           std::ranges::all_of(tensor->dims(), [](int64_t d) { return d >= 0; });
+    return IsComplete(tensor->dtype(), tensor->dims());
   }
   return RecordedSpec(value).has_value();
 }
@@ -51,12 +57,15 @@ std::string Label(const Node& node) {
 }  // namespace
 
 std::optional<TensorSpec> RecordedSpec(const Value& value) {
-  std::optional<TensorType> type = value.type();
-  if (!type || type->dtype == DataType::kUndefined || !type->dims) return std::nullopt;
-  for (int64_t d : *type->dims) {
-    if (d < 0) return std::nullopt;
+  // An initializer's dimensions are copied once, not through Value::type() and again.
+  if (const Tensor* tensor = value.initializer()) {
+    const std::span<const int64_t> dims = tensor->dims();
+    if (!IsComplete(tensor->dtype(), dims)) return std::nullopt;
+    return TensorSpec{tensor->dtype(), Shape(dims.begin(), dims.end())};
   }
-  return TensorSpec{type->dtype, *type->dims};
+  std::optional<TensorType> type = value.type();
+  if (!type || !type->dims || !IsComplete(type->dtype, *type->dims)) return std::nullopt;
+  return TensorSpec{type->dtype, std::move(*type->dims)};
 }
 
 const TensorSpec* InferredShapes::Find(const Value& value) const {
