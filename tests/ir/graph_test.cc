@@ -181,6 +181,36 @@ TEST_F(GraphTest, StoredNodesFollowCreation) {
   }
 }
 
+// ScheduledNodes reads the pool while it holds the schedule in order (nodes only added at the
+// end, or erased) and follows the links once a node was inserted or moved: after every edit it
+// lists what the links do.
+TEST_F(GraphTest, ScheduledNodesFollowTheScheduleThroughEdits) {
+  auto scheduled = [](const Graph& graph) {
+    std::vector<std::string> names;
+    for (const Node* node : graph.ScheduledNodes()) names.emplace_back(node->name());
+    return names;
+  };
+  using Names = std::vector<std::string>;
+  EXPECT_EQ(scheduled(graph_), (Names{"a", "b", "c"}));
+  Node* d = graph_.AddNode("Neg", "", {c_->output(0)}, {"d.out"}, "d");
+  EXPECT_EQ(scheduled(graph_), (Names{"a", "b", "c", "d"}));
+  ASSERT_TRUE(graph_.EraseNode(d).ok());
+  EXPECT_EQ(scheduled(graph_), (Names{"a", "b", "c"}));
+  Node* e = graph_.AddNode("Neg", "", {x_}, {"e.out"}, "e");
+  EXPECT_EQ(scheduled(graph_), (Names{"a", "b", "c", "e"}));
+  graph_.MoveAfter(c_, e);  // made before e, now after it
+  EXPECT_EQ(scheduled(graph_), (Names{"a", "b", "e", "c"}));
+  EXPECT_EQ(scheduled(graph_), Schedule(graph_));
+
+  Graph inserted;
+  Value* x = inserted.AddInput("x", Float({4}));
+  Node* first = inserted.AddNode("Relu", "", {x}, {"first.out"}, "first");
+  inserted.AddNode("Relu", "", {x}, {"second.out"}, "second");
+  inserted.AddNode("Relu", "", {x}, {"before_first.out"}, "before_first", first);
+  EXPECT_EQ(scheduled(inserted), (Names{"before_first", "first", "second"}));
+  EXPECT_EQ(scheduled(inserted), Schedule(inserted));
+}
+
 // Typed attributes round-trip and replace attributes of the same name.
 TEST_F(GraphTest, Attributes) {
   a_->SetInt("axis", 1);

@@ -401,6 +401,9 @@ class Graph {
   Node* first_ = nullptr;
   Node* last_ = nullptr;
   size_t num_nodes_ = 0;
+  // Whether every node was linked after the pool's nodes before it, as loading links them and
+  // until a pass moves or inserts one: the schedule is then the pool's order (ScheduledNodes).
+  bool scheduled_in_pool_order_ = true;
 };
 
 }  // namespace zerograph
