@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -425,10 +426,8 @@ Status RunRewriteGraph(const RewriteGraphOptions& options) {
   const std::string rewriting = StrCat("rewriting '", source, "'");
   StatusOr<bool> changed = pipeline->Run(*graph);
   if (!changed.ok()) return std::move(changed).status().WithContext(rewriting);
-  // The input was verified when read; what the passes changed is verified and checked for
-  // hazards while it is flushed to disk, and put in place only if it passes both.
-  const bool check_while_writing = *changed && !options.verify_each_pass;
-  if (!check_while_writing) ZG_RETURN_IF_ERROR(CheckHazards(*graph).WithContext(rewriting));
+  // The input was verified when read, and --verify-each-pass verified each pass's output.
+  const bool verify_when_written = *changed && !options.verify_each_pass;
   if (options.master_weights &&
       std::none_of(sharding->layout().buckets.begin(), sharding->layout().buckets.end(),
                    [](const LayoutManifest::Bucket& b) { return b.master_state >= 0; })) {
@@ -438,17 +437,23 @@ Status RunRewriteGraph(const RewriteGraphOptions& options) {
   if (!options.layout_out.empty()) {
     ZG_RETURN_IF_ERROR(WriteFileAtomically(options.layout_out, sharding->layout().ToJson()));
   }
-  auto check_rewrite = [&]() -> Status {
-    if (Status verified = Verify(*graph); !verified.ok()) {
-      return InternalError(
-                 StrCat("the passes left an invalid graph (--verify-each-pass names the pass): ",
-                        verified.message()))
-          .WithContext(rewriting);
-    }
-    return CheckHazards(*graph).WithContext(rewriting);
-  };
-  Status saved = check_while_writing ? SaveModel(*graph, options.output, check_rewrite)
-                                     : SaveModel(*graph, options.output);
+  // The graph is verified where it must be, and checked for hazards, while it is flushed to disk,
+  // and put in place only if it passes (SaveModel); the checks' end is the program's last wall
+  // time, so they run at once.
+  std::vector<std::function<Status()>> checks;
+  if (verify_when_written) {
+    checks.push_back([&]() -> Status {
+      if (Status verified = Verify(*graph); !verified.ok()) {
+        return InternalError(
+                   StrCat("the passes left an invalid graph (--verify-each-pass names the pass): ",
+                          verified.message()))
+            .WithContext(rewriting);
+      }
+      return Status::Ok();
+    });
+  }
+  checks.push_back([&] { return CheckHazards(*graph).WithContext(rewriting); });
+  Status saved = SaveModel(*graph, options.output, checks);
   if (!saved.ok()) {
     if (!options.layout_out.empty()) std::filesystem::remove(options.layout_out);
     return saved;

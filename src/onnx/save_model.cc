@@ -10,6 +10,7 @@
 #include <string_view>
 #include <system_error>
 #include <utility>
+#include <vector>
 
 #include <onnx/onnx_pb.h>
 
@@ -118,7 +119,9 @@ Status WriteModel(onnx::ModelProto& model, const Graph::HeldFields& held_fields,
       &held_fields);
 }
 
-Status SaveModelImpl(Graph& graph, const std::string& path, const std::function<Status()>& check) {
+// A check's error is its own, not the save's: it comes back in `check_error`.
+Status SaveModelImpl(Graph& graph, const std::string& path,
+                     const std::vector<std::function<Status()>>& checks, Status& check_error) {
   const fs::path destination(path);
   const std::string name = destination.filename().string();
   ZG_RETURN_IF_NOT(!name.empty() && name != "." && name != "..", "the path names no file");
@@ -144,16 +147,20 @@ Status SaveModelImpl(Graph& graph, const std::string& path, const std::function<
   graph.SetIrVersion(loaded_ir_version);
   ZG_RETURN_IF_ERROR(written);
 
-  // The check runs while the files are flushed, not while they are written: beside the writing
-  // threads, its sweeps over the graph slowed them by more than it took (a third of serializing
-  // a 1M-node rewrite, 0.2 s), and flushing leaves the cores to it. Joined on every path out,
-  // before the graph can change again.
-  std::future<Status> checked;
-  if (check != nullptr) checked = RunOnTheSide(check);
+  // The checks run while the files are flushed, not while they are written: beside the writing
+  // threads, their sweeps over the graph slowed them by more than they took (a third of
+  // serializing a 1M-node rewrite, 0.2 s), and flushing leaves the cores to them. Joined on every
+  // path out (the futures' destructors), before the graph can change again.
+  std::vector<std::future<Status>> checked;
+  for (const std::function<Status()>& check : checks) checked.push_back(RunOnTheSide(check));
 
   ZG_ASSIGN_OR_RETURN(AtomicFile * data_file, data_writer.Finish());
   ZG_RETURN_IF_ERROR(model_file->Sync());
-  if (checked.valid()) ZG_RETURN_IF_ERROR(checked.get());
+  for (std::future<Status>& check : checked) {
+    Status status = check.get();
+    if (check_error.ok()) check_error = std::move(status);
+  }
+  if (!check_error.ok()) return check_error;
   // Data first: the new model must never point into an old data file.
   if (data_file != nullptr) ZG_RETURN_IF_ERROR(data_file->Commit());
   return model_file->Commit();
@@ -161,10 +168,14 @@ Status SaveModelImpl(Graph& graph, const std::string& path, const std::function<
 
 }  // namespace
 
-Status SaveModel(Graph& graph, const std::string& path) { return SaveModel(graph, path, nullptr); }
+Status SaveModel(Graph& graph, const std::string& path) { return SaveModel(graph, path, {}); }
 
-Status SaveModel(Graph& graph, const std::string& path, const std::function<Status()>& check) {
-  return SaveModelImpl(graph, path, check).WithContext(StrCat("saving '", path, "'"));
+Status SaveModel(Graph& graph, const std::string& path,
+                 const std::vector<std::function<Status()>>& checks) {
+  Status check_error = Status::Ok();
+  Status saved = SaveModelImpl(graph, path, checks, check_error);
+  if (!check_error.ok()) return check_error;
+  return saved.WithContext(StrCat("saving '", path, "'"));
 }
 
 }  // namespace zerograph

@@ -1,13 +1,16 @@
 #include "zerograph/onnx/save_model.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <latch>
 #include <memory>
 #include <span>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gmock/gmock.h>
@@ -245,12 +248,12 @@ TEST_F(SaveModelTest, CheckBesideTheWritingGatesTheCommit) {
 
   const std::vector<std::string> before = FolderContents(folder_.path());
   Status refused = SaveModel(**graph, folder_.Path("out.onnx"),
-                             [] { return InternalError("the check found a fault"); });
+                             {[] { return InternalError("the check found a fault"); }});
   ASSERT_FALSE(refused.ok());
   EXPECT_THAT(refused.message(), HasSubstr("the check found a fault"));
   EXPECT_EQ(FolderContents(folder_.path()), before);
 
-  ASSERT_TRUE(SaveModel(**graph, folder_.Path("out.onnx"), [] { return Status::Ok(); }).ok());
+  ASSERT_TRUE(SaveModel(**graph, folder_.Path("out.onnx"), {[] { return Status::Ok(); }}).ok());
   fs::create_directory(folder_.Path("plain"));
   ASSERT_TRUE(SaveModel(**graph, folder_.Path("plain/out.onnx")).ok());
   for (const char* name : {"out.onnx", "out.onnx.data"}) {
@@ -262,6 +265,51 @@ TEST_F(SaveModelTest, CheckBesideTheWritingGatesTheCommit) {
                            std::istreambuf_iterator<char>()))
         << name;
   }
+}
+
+// Several checks run at once (each waits here until the other has started, which one after the
+// other could not), and the first in the order given that fails decides, whichever ends first.
+TEST_F(SaveModelTest, ChecksRunAtOnceAndTheFirstFailureInOrderDecides) {
+  StatusOr<onnx::ModelProto> model = ParseModelText(kExternalModel);
+  ASSERT_TRUE(model.ok()) << model.status().ToString();
+  StatusOr<std::unique_ptr<Graph>> graph = LoadWithExternalW1(*model);
+  ASSERT_TRUE(graph.ok()) << graph.status().ToString();
+
+  std::latch both_started(2);
+  auto meet_then = [&both_started](Status result) {
+    return [&both_started, result] {
+      both_started.count_down();
+      // Bounded, so that checks run one after the other fail instead of hanging.
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+      while (!both_started.try_wait()) {
+        if (std::chrono::steady_clock::now() > deadline) {
+          return InternalError("the other check did not start meanwhile");
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+      return result;
+    };
+  };
+  const std::vector<std::string> before = FolderContents(folder_.path());
+  Status refused =
+      SaveModel(**graph, folder_.Path("out.onnx"),
+                {meet_then(Status::Ok()), meet_then(InternalError("the second check's fault"))});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_THAT(refused.message(), HasSubstr("the second check's fault"));
+  EXPECT_EQ(FolderContents(folder_.path()), before);
+
+  auto fails_after = [](int ms, const char* fault) {
+    return [ms, fault] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+      return InternalError(fault);
+    };
+  };
+  refused = SaveModel(
+      **graph, folder_.Path("out.onnx"),
+      {fails_after(200, "the first check's fault"), fails_after(0, "the second check's fault")});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.message(), "the first check's fault");  // the check's own, not the save's
+  EXPECT_EQ(FolderContents(folder_.path()), before);
 }
 
 TEST_F(SaveModelTest, FailedSaveLeavesNoTemporaryFile) {

@@ -3,6 +3,7 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "zerograph/core/status.h"
 #include "zerograph/ir/graph.h"
@@ -14,11 +15,13 @@ namespace zerograph {
 // appear complete or not at all: they are written under temporary names and renamed into place.
 Status SaveModel(Graph& graph, const std::string& path);
 
-// The same, with `check` run on another thread while the written files are flushed to disk: they
-// are put in place only once it succeeds, else its error is returned and nothing is left. `check`
-// must only read the graph (rewrite-graph verifies its rewrite this way, hiding the check behind
-// the flush).
-Status SaveModel(Graph& graph, const std::string& path, const std::function<Status()>& check);
+// The same, with `checks` run while the written files are flushed to disk, each on a thread of
+// its own: the files are put in place only once every check succeeds, else the first error in
+// the order given is returned as the check gave it, and nothing is left. Checks must only read
+// the graph (rewrite-graph verifies its rewrite and checks it for hazards this way, behind the
+// flush).
+Status SaveModel(Graph& graph, const std::string& path,
+                 const std::vector<std::function<Status()>>& checks);
 
 }  // namespace zerograph
 
