@@ -28,6 +28,9 @@ constexpr int64_t kOrderSpacing = int64_t{1} << 32;
 constexpr size_t kNodesPerWarmingThread = 10000;
 constexpr int64_t kNodesPerWarmingStep = 256;
 
+// Nodes from which another thread pays for its start in following the schedule's pieces.
+constexpr size_t kNodesPerWalkingThread = 50000;
+
 // "node 'fc1' (MatMul)", or "node #12 (MatMul)" for an unnamed node.
 std::string NodeLabel(const Node& node, int64_t index) {
   if (node.name().empty()) return StrCat("node #", index, " (", node.op_type(), ")");
@@ -601,30 +604,40 @@ std::vector<Node*> Graph::ScheduledNodes() const {
   std::sort(starts.begin(), starts.end(),
             [](const Node* a, const Node* b) { return a->IsBefore(*b); });
 
+  // Groups of pieces are independent: on two threads from kNodesPerWalkingThread nodes. A group
+  // that finds more nodes than the graph has is on links that loop, and stops.
   std::vector<std::vector<Node*>> pieces(starts.size());
+  const size_t groups = (starts.size() + kCursors - 1) / kCursors;
+  std::vector<size_t> found_in_group(groups, 0);
+  const Status walked =
+      ParallelFor(groups, ThreadsFor(num_nodes_, kNodesPerWalkingThread), [&](size_t g) {
+        const size_t group = g * kCursors;
+        const size_t end = std::min(group + kCursors, starts.size());
+        std::array<Node*, kCursors> cursors{};
+        for (size_t j = group; j < end; ++j) {
+          cursors[j - group] = starts[j];
+          pieces[j].reserve(2 * kPieceNodes);
+        }
+        size_t found = 0;
+        for (bool moving = true; moving && found <= num_nodes_;) {
+          moving = false;
+          for (size_t j = group; j < end; ++j) {
+            Node*& cursor = cursors[j - group];
+            if (cursor == nullptr || (j + 1 < starts.size() && cursor == starts[j + 1])) continue;
+            pieces[j].push_back(cursor);
+            cursor = cursor->next_;
+            ++found;
+            moving = true;
+          }
+        }
+        found_in_group[g] = found;
+        return Status::Ok();
+      });
   size_t found = 0;
-  for (size_t group = 0; group < starts.size() && found <= num_nodes_; group += kCursors) {
-    const size_t end = std::min(group + kCursors, starts.size());
-    std::array<Node*, kCursors> cursors{};
-    for (size_t j = group; j < end; ++j) {
-      cursors[j - group] = starts[j];
-      pieces[j].reserve(2 * kPieceNodes);
-    }
-    for (bool moving = true; moving && found <= num_nodes_;) {
-      moving = false;
-      for (size_t j = group; j < end; ++j) {
-        Node*& cursor = cursors[j - group];
-        if (cursor == nullptr || (j + 1 < starts.size() && cursor == starts[j + 1])) continue;
-        pieces[j].push_back(cursor);
-        cursor = cursor->next_;
-        ++found;
-        moving = true;
-      }
-    }
-  }
+  for (const size_t count : found_in_group) found += count;
   std::vector<Node*> nodes;
   nodes.reserve(num_nodes_);
-  if (found == num_nodes_ && starts.front() == first_) {
+  if (walked.ok() && found == num_nodes_ && starts.front() == first_) {
     for (const std::vector<Node*>& piece : pieces)
       nodes.insert(nodes.end(), piece.begin(), piece.end());
   } else {

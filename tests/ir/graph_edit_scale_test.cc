@@ -100,5 +100,33 @@ TEST(GraphEditScaleTest, OutputEditsAfterDroppingOutputs) {
   EXPECT_TRUE(Verify(graph).ok()) << Verify(graph).ToString();
 }
 
+// A schedule large enough to be followed in pieces on several threads, after moves (a node in 50
+// to the front, runs of nodes moved later) and erasures: ScheduledNodes lists what the links do.
+TEST(GraphEditScaleTest, ScheduledNodesAfterMovesOnSeveralThreads) {
+  constexpr int kNodes = 200'000;
+  Graph graph;
+  Value* x = graph.AddInput("x", Float({4}));
+  std::vector<Node*> nodes;
+  for (int i = 0; i < kNodes; ++i) {
+    nodes.push_back(graph.AddNode("Relu", "", {x}, {StrCat("y", i)}, StrCat("relu", i)));
+  }
+  std::mt19937 random(5);
+  for (int i = 0; i < kNodes; i += 50) graph.MoveBefore(nodes[static_cast<size_t>(i)], nodes[0]);
+  for (int i = 0; i < 2000; ++i) {
+    Node* node = nodes[random() % nodes.size()];
+    Node* anchor = nodes[random() % nodes.size()];
+    if (!node->erased() && !anchor->erased() && node != anchor) graph.MoveAfter(node, anchor);
+    Node* erased = nodes[random() % nodes.size()];
+    if (i % 3 == 0 && !erased->erased()) {
+      ASSERT_TRUE(graph.EraseNode(erased).ok());
+    }
+  }
+  std::vector<const Node*> linked;
+  for (const Node* node : graph.nodes()) linked.push_back(node);
+  const std::vector<Node*> scheduled = graph.ScheduledNodes();
+  EXPECT_TRUE(std::equal(scheduled.begin(), scheduled.end(), linked.begin(), linked.end()));
+  EXPECT_EQ(scheduled.size(), graph.num_nodes());
+}
+
 }  // namespace
 }  // namespace zerograph
