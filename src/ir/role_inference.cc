@@ -91,8 +91,9 @@ class ShapeComparer {
   std::optional<InferredShapes> inferred_;
 };
 
-// Roles written per task, and nodes from which a writing thread pays for its start.
-constexpr size_t kNodesPerChunk = 4096;
+// Nodes whose roles are written per task, and nodes from which a writing thread pays for its
+// start.
+constexpr size_t kNodesPerSlice = 4096;
 constexpr size_t kNodesPerThread = 25000;
 
 bool IsConstantNode(const Node& node) {
@@ -141,12 +142,21 @@ StatusOr<std::vector<int64_t>> InferRoleBitsOf(const Graph& graph, std::string_v
   roles[loss->producer()->id()] |= kLossRoleBit;
 
   // Mutable state: what an optimizer updates, and what the state binding replaces. Every other
-  // initializer is a constant, always ready, so it does not count as a dynamic input.
+  // initializer is a constant, always ready, so it does not count as a dynamic input; nor does a
+  // Constant node's output, marked here so that the walk back need not read each input's producer
+  // (a cache miss per edge on a large graph).
   std::vector<bool> is_state(num_value_ids, false);
+  std::vector<bool> is_constant_output(num_value_ids, false);
   std::vector<bool> is_optimizer(num_node_ids, false);
   // An optimizer's inputs are its scalars, then groups of n: X, G (not state), the states. Sweeps
   // that need no order read the nodes where they lie in memory (Graph::stored_nodes).
   for (const Node* node : graph.stored_nodes()) {
+    if (IsConstantNode(*node)) {
+      for (const Value* output : node->outputs()) {
+        if (output != nullptr) is_constant_output[output->id()] = true;
+      }
+      continue;
+    }
     std::optional<OptimizerSignature> signature = FindOptimizerSignature(*node);
     if (!signature) continue;
     is_optimizer[static_cast<size_t>(node->id())] = true;
@@ -168,7 +178,7 @@ StatusOr<std::vector<int64_t>> InferRoleBitsOf(const Graph& graph, std::string_v
   auto is_dynamic = [&](const Value* value) {
     if (value == nullptr) return false;
     if (value->initializer() != nullptr) return static_cast<bool>(is_state[value->id()]);
-    return value->producer() == nullptr || !IsConstantNode(*value->producer());
+    return !is_constant_output[value->id()];
   };
 
   ShapeComparer shapes(graph, std::move(knowable));
@@ -239,19 +249,16 @@ StatusOr<std::vector<int64_t>> RoleInference::Run(const ResolvedTrainingSpec& sp
 }
 
 Status WriteMissingRoles(Graph& graph, std::span<const int64_t> role_bits) {
-  std::vector<Node*> unannotated;
-  for (Node* node : graph.stored_nodes()) {
-    if (!node->has_role()) unannotated.push_back(node);
-  }
-  // Each node is written where it lies, a cache miss a node: on two threads from 50k nodes.
-  // (SetRole searches the attributes only of a node loaded with a `__op_role` of another type.)
-  const size_t chunks = (unannotated.size() + kNodesPerChunk - 1) / kNodesPerChunk;
-  return ParallelFor(chunks, ThreadsFor(unannotated.size(), kNodesPerThread), [&](size_t c) {
-    const size_t end = std::min(unannotated.size(), (c + 1) * kNodesPerChunk);
-    for (size_t i = c * kNodesPerChunk; i < end; ++i) {
-      const int64_t bits = role_bits[static_cast<size_t>(unannotated[i]->id())];
-      unannotated[i]->SetRole(static_cast<OpRole>(bits & ~kLossRoleBit),
-                              (bits & kLossRoleBit) != 0);
+  // Each node is read and written where it lies, a cache miss a node: slices of the pool, on two
+  // threads from 25k nodes. (SetRole searches the attributes only of a node loaded with a
+  // `__op_role` of another type.)
+  const size_t slices =
+      (static_cast<size_t>(graph.node_id_bound()) + kNodesPerSlice - 1) / kNodesPerSlice;
+  return ParallelFor(slices, ThreadsFor(graph.num_nodes(), kNodesPerThread), [&](size_t s) {
+    for (Node* node : graph.stored_nodes(s, slices)) {
+      if (node->has_role()) continue;
+      const int64_t bits = role_bits[static_cast<size_t>(node->id())];
+      node->SetRole(static_cast<OpRole>(bits & ~kLossRoleBit), (bits & kLossRoleBit) != 0);
     }
     return Status::Ok();
   });
