@@ -13,6 +13,7 @@
 #include "ir/graph_memory.h"
 #include "ir/node_proto_check.h"
 #include "zerograph/ir/graph_feed.h"
+#include "zerograph/ir/link_follower.h"
 #include "zerograph/ir/op_contract.h"
 #include "zerograph/ir/proto_store.h"
 
@@ -931,21 +932,24 @@ class ParsedGraph final : public GraphFeed {
 
 StatusOr<std::unique_ptr<Graph>> Graph::FromModelProto(std::unique_ptr<ProtoStore> store,
                                                        const ExternalDataResolver& resolve,
-                                                       GraphFeed* feed) {
+                                                       GraphFeed* feed, LinkFollower* follower) {
   auto graph = std::make_unique<Graph>();
   graph->store_ = std::move(store);
   std::optional<ParsedGraph> parsed;
   if (feed == nullptr) {
     feed = &parsed.emplace(TakeAll(graph->store_->model->mutable_graph()->mutable_node()));
   }
-  const Status status = graph->ImportGraph(resolve, *feed);
-  // The parser writes into the store's arena: it must stop before a failed graph frees it.
+  const Status status = graph->ImportGraph(resolve, *feed, follower);
+  // The parser writes into the store's arena, and the follower reads the nodes: both must stop
+  // before a failed graph frees them.
   feed->Stop();
+  if (!status.ok() && follower != nullptr) follower->Stop();
   ZG_RETURN_IF_ERROR(status);
   return graph;
 }
 
-Status Graph::ImportGraph(const ExternalDataResolver& resolve, GraphFeed& feed) {
+Status Graph::ImportGraph(const ExternalDataResolver& resolve, GraphFeed& feed,
+                          LinkFollower* follower) {
   onnx::GraphProto* proto = store_->model->mutable_graph();
   ZG_RETURN_IF_ERROR(feed.AwaitSources());
   std::vector<onnx::TensorProto*> initializers = TakeAll(proto->mutable_initializer());
@@ -1045,6 +1049,7 @@ Status Graph::ImportGraph(const ExternalDataResolver& resolve, GraphFeed& feed) 
   NodeNameList names;
   std::vector<uint64_t> node_hashes;
   std::vector<uint64_t> value_hashes;  // as names.values
+  std::vector<Node*> linked;           // the chunk's, for the follower
   int64_t node_index = 0;
   for (size_t chunk = 0; chunk < feed.num_nodes(); chunk += NameIndex<Node>::kBulkChunk) {
     const size_t chunk_size = std::min(NameIndex<Node>::kBulkChunk, feed.num_nodes() - chunk);
@@ -1062,11 +1067,13 @@ Status Graph::ImportGraph(const ExternalDataResolver& resolve, GraphFeed& feed) 
       value_hashes.push_back(NameIndex<Value>::Hash(name));
     }
     size_t next_name = 0;  // in names.values
+    linked.clear();
     for (size_t k = 0; k < chunk_nodes.size(); ++k) {
       onnx::NodeProto* node_proto = chunk_nodes[k];
       const NodeNameList::Entry& entry = names.nodes[k];
       nodes_by_name_.PrefetchAhead(node_hashes, k);
       Node* node = NewNode();
+      linked.push_back(node);
       AttachProto(node, node_proto);
       node->name_ = KeepName(entry.name);
       LinkAtEnd(node);
@@ -1128,7 +1135,9 @@ Status Graph::ImportGraph(const ExternalDataResolver& resolve, GraphFeed& feed) 
       ++node_index;
       if (warming && node_index % kNodesPerWarmingStep == 0) blocks_->WriterAt(node);
     }
+    if (follower != nullptr) follower->Linked(linked, parsed.size() == feed.num_nodes());
   }
+  if (follower != nullptr) follower->Finish();
   // Linked: nothing is written into the region in bulk from here (the guard covers the returns).
   blocks_->StopWarming();
   for (const PendingInput& pending : undefined) {

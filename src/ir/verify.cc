@@ -282,16 +282,13 @@ class Verifier {
 
 Status Verify(const Graph& graph) { return Verifier(graph).Run(); }
 
-Status VerifyContracts(const Graph& graph) {
-  const auto stored = static_cast<size_t>(graph.node_id_bound());
-  const size_t chunks = (stored + kVerifyChunk - 1) / kVerifyChunk;
-  return InChunks(chunks, ThreadsFor(stored, kNodesPerThread), [&](size_t c) {
-    GraphContracts contracts(graph);
-    for (const Node* node : graph.stored_nodes(c, chunks)) {
-      ZG_RETURN_IF_ERROR(CheckContract(contracts, *node));
-    }
-    return Status::Ok();
-  });
+Status VerifyContracts(std::span<const Node* const> nodes) {
+  for (const Node* node : nodes) {
+    const OpContract* contract = node->contract();
+    if (contract == nullptr) continue;
+    ZG_RETURN_IF_ERROR(CheckNodeAgainstContract(*node, *contract, AttributeCheck::kRequired));
+  }
+  return Status::Ok();
 }
 
 }  // namespace zerograph

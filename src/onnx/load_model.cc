@@ -5,7 +5,6 @@
 #include <climits>
 #include <cstdint>
 #include <filesystem>
-#include <future>
 #include <map>
 #include <optional>
 #include <span>
@@ -25,6 +24,7 @@
 #include "zerograph/core/str_cat.h"
 #include "zerograph/ir/dtype.h"
 #include "zerograph/ir/graph.h"
+#include "zerograph/ir/link_follower.h"
 #include "zerograph/ir/node.h"
 #include "zerograph/ir/proto_store.h"
 #include "zerograph/ir/role_inference.h"
@@ -203,25 +203,28 @@ StatusOr<std::unique_ptr<Graph>> LoadModelImpl(const std::string& path,
   folder = fs::canonical(folder, error);
   if (error) return IoError("cannot resolve the model's folder", "", error.value());
   ExternalFiles external_files(std::move(folder));
-  ZG_ASSIGN_OR_RETURN(
-      std::unique_ptr<Graph> graph,
-      Graph::FromModelProto(
-          parser->TakeStore(),
-          [&](const onnx::TensorProto& t) { return external_files.Resolve(t); }, parser.get()));
+  // The graph is built edge by edge from the file and is well formed by then (SSA, order, names);
+  // what is left to check is each node against its op contract, which a follower does as the
+  // nodes are linked. It only reads the nodes, and so does inferring roles until it writes them:
+  // its error is taken after the roles', as it would come with the check after loading.
+  LinkFollower contracts_checked([](std::span<const Node* const> nodes) {
+    return VerifyContracts(nodes).WithContext("verifying");
+  });
+  ZG_ASSIGN_OR_RETURN(std::unique_ptr<Graph> graph,
+                      Graph::FromModelProto(
+                          parser->TakeStore(),
+                          [&](const onnx::TensorProto& t) { return external_files.Resolve(t); },
+                          parser.get(), options.verify ? &contracts_checked : nullptr));
+  // Stopped on every way out before the graph goes (a return below frees it first).
+  struct StopFollower {
+    LinkFollower& follower;
+    ~StopFollower() { follower.Stop(); }
+  } stop_follower{contracts_checked};
   // The graph holds copies of what it read: the file's pages can go before roles are inferred.
   parser.reset();
   file.reset();
   ZG_RETURN_IF_ERROR(CheckOpsetImports(*graph));
-
-  // The graph was built edge by edge from the file and is well formed by then (SSA, order,
-  // names); what is left to check is each node against its op contract. That only reads the
-  // graph, and so does inferring roles until it writes them: they run at once, and an error of
-  // the roles' comes first, as it would with the check after loading.
-  std::future<Status> verified;
-  if (options.verify) {
-    verified = RunOnTheSide([&graph] { return VerifyContracts(*graph).WithContext("verifying"); });
-  }
-  auto verify_result = [&] { return verified.valid() ? verified.get() : Status::Ok(); };
+  auto verify_result = [&] { return options.verify ? contracts_checked.Join() : Status::Ok(); };
 
   // A training graph must know each node's role; inferred roles go to the nodes without one. The
   // spec is needed only to infer roles: when every node has one, it is only checked, unless the

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -20,6 +21,7 @@
 
 #include "test_models.h"
 #include "zerograph/core/status.h"
+#include "zerograph/core/str_cat.h"
 #include "zerograph/ir/graph.h"
 #include "zerograph/ir/tensor.h"
 #include "zerograph/ir/training_spec.h"
@@ -34,6 +36,7 @@ using onnx_test::WriteBadModel;
 using onnx_test::WriteBytesFile;
 using onnx_test::WriteModelFile;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 class LoadModelTest : public ::testing::Test {
  protected:
@@ -518,6 +521,54 @@ TEST_F(LoadModelTest, VerifiesOnRequest) {
   EXPECT_NE(graph.status().message().find("verifying"), std::string::npos)
       << graph.status().message();
   EXPECT_NE(graph.status().message().find("'to'"), std::string::npos) << graph.status().message();
+}
+
+// A large model is checked against the op contracts while it is linked (LinkFollower): the first
+// fault in node order is named; a fault that loading itself refuses (a node name used twice)
+// comes first, and the check stops with the failed load.
+TEST_F(LoadModelTest, VerifiesALargeModelAsItIsLinked) {
+  constexpr int kNodes = 100'000;
+  // Relu nodes n0, n1, ... in a chain, but Casts without their `to` at `casts`, and node `twin`
+  // named "n0" as well.
+  auto write = [&](std::initializer_list<int> casts, int twin, const std::string& name) {
+    onnx::ModelProto model;
+    model.set_ir_version(8);
+    model.add_opset_import()->set_version(17);
+    onnx::GraphProto* graph = model.mutable_graph();
+    auto add_value = [](auto* list, const std::string& value_name) {
+      onnx::ValueInfoProto* info = list->Add();
+      info->set_name(value_name);
+      info->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+    };
+    add_value(graph->mutable_input(), "x");
+    std::string previous = "x";
+    for (int i = 0; i < kNodes; ++i) {
+      onnx::NodeProto* node = graph->add_node();
+      const bool cast = std::find(casts.begin(), casts.end(), i) != casts.end();
+      node->set_op_type(cast ? "Cast" : "Relu");
+      node->set_name(i == twin ? "n0" : StrCat("n", i));
+      node->add_input(previous);
+      previous = StrCat("y", i);
+      node->add_output(previous);
+    }
+    add_value(graph->mutable_output(), previous);
+    const std::string path = folder_.Path(name);
+    EXPECT_TRUE(WriteModelFile(model, path).ok());
+    return path;
+  };
+
+  EXPECT_TRUE(LoadModel(write({}, -1, "fine.onnx"), {.verify = true}).ok());
+  StatusOr<std::unique_ptr<Graph>> graph =
+      LoadModel(write({60'000, 99'000}, -1, "casts.onnx"), {.verify = true});
+  ASSERT_FALSE(graph.ok());
+  EXPECT_THAT(graph.status().message(), HasSubstr("verifying"));
+  EXPECT_THAT(graph.status().message(), HasSubstr("'n60000'"));
+  EXPECT_THAT(graph.status().message(), HasSubstr("'to'"));
+
+  graph = LoadModel(write({1'000}, 90'000, "twin.onnx"), {.verify = true});
+  ASSERT_FALSE(graph.ok());
+  EXPECT_THAT(graph.status().message(), HasSubstr("node name used twice"));
+  EXPECT_THAT(graph.status().message(), Not(HasSubstr("verifying")));
 }
 
 // Every case of the shared catalogue (what make_bad_models writes for the CLI tests) is refused.

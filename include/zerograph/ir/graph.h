@@ -33,6 +33,7 @@ namespace zerograph {
 
 class GraphFeed;
 class GraphMemory;
+class LinkFollower;
 class ProtoStore;
 
 // Iterates nodes in schedule order. Editing the node under the iterator (moving or erasing it)
@@ -273,9 +274,11 @@ class Graph {
   // value defined once, every input defined before it is read, unique node names. Errors name the
   // node or value. `feed`, when given, hands over the main graph's messages while a parser still
   // makes them (the store's graph then lacks them); the graph stops it before returning.
+  // `follower`, when given, is told of each run of nodes linked, and stopped if building fails.
   static StatusOr<std::unique_ptr<Graph>> FromModelProto(std::unique_ptr<ProtoStore> store,
                                                          const ExternalDataResolver& resolve,
-                                                         GraphFeed* feed = nullptr);
+                                                         GraphFeed* feed = nullptr,
+                                                         LinkFollower* follower = nullptr);
 
   // Rewrites an external tensor's location entries in `copy` (a copy of its message), writing its
   // bytes where the saved model expects them.
@@ -336,7 +339,7 @@ class Graph {
   std::vector<size_t> OutputIndices(const Value* value);
   // Records that outputs_[index] is `value` in output_index_, once that is built.
   void NoteOutput(const Value* value, size_t index);
-  Status ImportGraph(const ExternalDataResolver& resolve, GraphFeed& feed);
+  Status ImportGraph(const ExternalDataResolver& resolve, GraphFeed& feed, LinkFollower* follower);
 
   // A value_info entry and the value it describes (null when it names no value of the graph: such
   // entries are kept as they were).
