@@ -578,9 +578,10 @@ void Graph::AssignOrder(Node* node) {
 // Until a node is moved or inserted, the pool holds the schedule in order: reading it in memory
 // order beats any walk of the links (1M nodes: 17 against 25 ms), and with no node erased only
 // the pool's addresses are read (2 ms). After, the schedule is cut at nodes picked from the pool
-// by position and sorted by order key, and the pieces are followed several at a time on one
-// thread, their misses overlapping. On a graph whose links or keys disagree (Verify refuses it)
-// the pool or the pieces do not add up to the node count, and the links alone decide.
+// by position and sorted by order key, and the pieces are followed several at a time, their
+// misses overlapping, in groups shared out to threads. On a graph whose links or keys disagree
+// (Verify refuses it) the pool or the pieces do not add up to the node count, and the links
+// alone decide.
 std::vector<Node*> Graph::ScheduledNodes() const {
   // Const as nodes() is: the graph hands out its nodes for editing either way.
   auto& pool = const_cast<std::pmr::deque<Node>&>(node_pool_);
@@ -605,8 +606,8 @@ std::vector<Node*> Graph::ScheduledNodes() const {
   std::sort(starts.begin(), starts.end(),
             [](const Node* a, const Node* b) { return a->IsBefore(*b); });
 
-  // Groups of pieces are independent: on two threads from kNodesPerWalkingThread nodes. A group
-  // that finds more nodes than the graph has is on links that loop, and stops.
+  // Groups of pieces are independent. A group that finds more nodes than the graph has is on
+  // links that loop, and stops.
   std::vector<std::vector<Node*>> pieces(starts.size());
   const size_t groups = (starts.size() + kCursors - 1) / kCursors;
   std::vector<size_t> found_in_group(groups, 0);
