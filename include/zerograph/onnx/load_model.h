@@ -18,8 +18,8 @@ namespace zerograph {
 struct LoadOptions {
   // Also check the graph before returning it: what Verify checks of a loaded graph, that is each
   // node against its op contract (VerifyContracts; loading itself refuses broken edges, names and
-  // order). The check runs while roles are inferred: both only read the graph until the roles
-  // are written.
+  // order). The check follows the linking, on a thread of its own (LinkFollower), and its error
+  // comes after a failed role inference's, as with the check after loading.
   bool verify = false;
   // Where to leave the training spec as loading resolved it to check the metadata or infer roles
   // (names as views, BindingNames::kViewed), or nullopt for a graph without one: a pass that runs
