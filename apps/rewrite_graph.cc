@@ -437,12 +437,12 @@ Status RunRewriteGraph(const RewriteGraphOptions& options) {
   if (!options.layout_out.empty()) {
     ZG_RETURN_IF_ERROR(WriteFileAtomically(options.layout_out, sharding->layout().ToJson()));
   }
-  // The graph is verified where it must be, and checked for hazards, while it is flushed to disk,
-  // and put in place only if it passes (SaveModel); the checks' end is the program's last wall
-  // time, so they run at once.
-  std::vector<std::function<Status()>> checks;
+  // The graph is checked for hazards while the save gathers its messages, and verified where it
+  // must be while it is flushed to disk, and put in place only if it passes (SaveModel); the
+  // checks' end is the program's last wall time, so they run at once.
+  std::vector<SaveCheck> checks;
   if (verify_when_written) {
-    checks.push_back([&]() -> Status {
+    checks.push_back({.run = [&]() -> Status {
       if (Status verified = Verify(*graph); !verified.ok()) {
         return InternalError(
                    StrCat("the passes left an invalid graph (--verify-each-pass names the pass): ",
@@ -450,9 +450,10 @@ Status RunRewriteGraph(const RewriteGraphOptions& options) {
             .WithContext(rewriting);
       }
       return Status::Ok();
-    });
+    }});
   }
-  checks.push_back([&] { return CheckHazards(*graph).WithContext(rewriting); });
+  checks.push_back(
+      {.run = [&] { return CheckHazards(*graph).WithContext(rewriting); }, .with_the_save = true});
   Status saved = SaveModel(*graph, options.output, checks);
   if (!saved.ok()) {
     if (!options.layout_out.empty()) std::filesystem::remove(options.layout_out);

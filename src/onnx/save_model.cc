@@ -119,9 +119,40 @@ Status WriteModel(onnx::ModelProto& model, const Graph::HeldFields& held_fields,
       &held_fields);
 }
 
+// Runs the checks of a save, each started on a thread of its own when the save reaches its
+// start, and joined in their order on every path out (before the graph can change again).
+class SaveCheckRuns {
+ public:
+  explicit SaveCheckRuns(const std::vector<SaveCheck>& checks)
+      : checks_(checks), runs_(checks.size()) {}
+
+  void StartThoseWithTheSave() { Start(true); }
+  void StartTheRest() { Start(false); }
+
+  // The first error in the checks' order, once all have ended.
+  Status Join() {
+    Status first = Status::Ok();
+    for (std::future<Status>& run : runs_) {
+      Status status = run.get();
+      if (first.ok()) first = std::move(status);
+    }
+    return first;
+  }
+
+ private:
+  void Start(bool with_the_save) {
+    for (size_t i = 0; i < checks_.size(); ++i) {
+      if (checks_[i].with_the_save == with_the_save) runs_[i] = RunOnTheSide(checks_[i].run);
+    }
+  }
+
+  const std::vector<SaveCheck>& checks_;
+  std::vector<std::future<Status>> runs_;  // joined by their destructors on early returns
+};
+
 // A check's error is its own, not the save's: it comes back in `check_error`.
-Status SaveModelImpl(Graph& graph, const std::string& path,
-                     const std::vector<std::function<Status()>>& checks, Status& check_error) {
+Status SaveModelImpl(Graph& graph, const std::string& path, const std::vector<SaveCheck>& checks,
+                     Status& check_error) {
   const fs::path destination(path);
   const std::string name = destination.filename().string();
   ZG_RETURN_IF_NOT(!name.empty() && name != "." && name != "..", "the path names no file");
@@ -129,6 +160,8 @@ Status SaveModelImpl(Graph& graph, const std::string& path,
   ZG_RETURN_IF_NOT(!fs::is_directory(destination, error), "the path is a folder");
 
   ZG_ASSIGN_OR_RETURN(std::unique_ptr<AtomicFile> model_file, AtomicFile::Create(path));
+  SaveCheckRuns check_runs(checks);
+  check_runs.StartThoseWithTheSave();
   DataFileWriter data_writer(destination.parent_path() / StrCat(name, ".data"));
 
   // The file says IR 8 whatever the graph was loaded as; the graph itself keeps its version.
@@ -147,19 +180,14 @@ Status SaveModelImpl(Graph& graph, const std::string& path,
   graph.SetIrVersion(loaded_ir_version);
   ZG_RETURN_IF_ERROR(written);
 
-  // The checks run while the files are flushed, not while they are written: beside the writing
-  // threads, their sweeps over the graph slowed them by more than they took (a third of
-  // serializing a 1M-node rewrite, 0.2 s), and flushing leaves the cores to them. Joined on every
-  // path out (the futures' destructors), before the graph can change again.
-  std::vector<std::future<Status>> checked;
-  for (const std::function<Status()>& check : checks) checked.push_back(RunOnTheSide(check));
+  // The other checks run while the files are flushed, not while they are written: beside the
+  // writing threads, their sweeps over the graph slowed them by more than they took (a third of
+  // serializing a 1M-node rewrite, 0.2 s), and flushing leaves the cores to them.
+  check_runs.StartTheRest();
 
   ZG_ASSIGN_OR_RETURN(AtomicFile * data_file, data_writer.Finish());
   ZG_RETURN_IF_ERROR(model_file->Sync());
-  for (std::future<Status>& check : checked) {
-    Status status = check.get();
-    if (check_error.ok()) check_error = std::move(status);
-  }
+  check_error = check_runs.Join();
   if (!check_error.ok()) return check_error;
   // Data first: the new model must never point into an old data file.
   if (data_file != nullptr) ZG_RETURN_IF_ERROR(data_file->Commit());
@@ -170,8 +198,7 @@ Status SaveModelImpl(Graph& graph, const std::string& path,
 
 Status SaveModel(Graph& graph, const std::string& path) { return SaveModel(graph, path, {}); }
 
-Status SaveModel(Graph& graph, const std::string& path,
-                 const std::vector<std::function<Status()>>& checks) {
+Status SaveModel(Graph& graph, const std::string& path, const std::vector<SaveCheck>& checks) {
   Status check_error = Status::Ok();
   Status saved = SaveModelImpl(graph, path, checks, check_error);
   if (!check_error.ok()) return check_error;

@@ -1,6 +1,7 @@
 #include "zerograph/onnx/save_model.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
@@ -248,12 +249,13 @@ TEST_F(SaveModelTest, CheckBesideTheWritingGatesTheCommit) {
 
   const std::vector<std::string> before = FolderContents(folder_.path());
   Status refused = SaveModel(**graph, folder_.Path("out.onnx"),
-                             {[] { return InternalError("the check found a fault"); }});
+                             {{.run = [] { return InternalError("the check found a fault"); }}});
   ASSERT_FALSE(refused.ok());
   EXPECT_THAT(refused.message(), HasSubstr("the check found a fault"));
   EXPECT_EQ(FolderContents(folder_.path()), before);
 
-  ASSERT_TRUE(SaveModel(**graph, folder_.Path("out.onnx"), {[] { return Status::Ok(); }}).ok());
+  ASSERT_TRUE(
+      SaveModel(**graph, folder_.Path("out.onnx"), {{.run = [] { return Status::Ok(); }}}).ok());
   fs::create_directory(folder_.Path("plain"));
   ASSERT_TRUE(SaveModel(**graph, folder_.Path("plain/out.onnx")).ok());
   for (const char* name : {"out.onnx", "out.onnx.data"}) {
@@ -291,9 +293,9 @@ TEST_F(SaveModelTest, ChecksRunAtOnceAndTheFirstFailureInOrderDecides) {
     };
   };
   const std::vector<std::string> before = FolderContents(folder_.path());
-  Status refused =
-      SaveModel(**graph, folder_.Path("out.onnx"),
-                {meet_then(Status::Ok()), meet_then(InternalError("the second check's fault"))});
+  Status refused = SaveModel(**graph, folder_.Path("out.onnx"),
+                             {{.run = meet_then(Status::Ok())},
+                              {.run = meet_then(InternalError("the second check's fault"))}});
   ASSERT_FALSE(refused.ok());
   EXPECT_THAT(refused.message(), HasSubstr("the second check's fault"));
   EXPECT_EQ(FolderContents(folder_.path()), before);
@@ -304,12 +306,59 @@ TEST_F(SaveModelTest, ChecksRunAtOnceAndTheFirstFailureInOrderDecides) {
       return InternalError(fault);
     };
   };
-  refused = SaveModel(
-      **graph, folder_.Path("out.onnx"),
-      {fails_after(200, "the first check's fault"), fails_after(0, "the second check's fault")});
+  refused = SaveModel(**graph, folder_.Path("out.onnx"),
+                      {{.run = fails_after(200, "the first check's fault")},
+                       {.run = fails_after(0, "the second check's fault")}});
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.message(), "the first check's fault");  // the check's own, not the save's
   EXPECT_EQ(FolderContents(folder_.path()), before);
+}
+
+TEST_F(SaveModelTest, ChecksStartedWithTheSaveDecideInTheirOrderToo) {
+  StatusOr<onnx::ModelProto> model = ParseModelText(kExternalModel);
+  ASSERT_TRUE(model.ok()) << model.status().ToString();
+  StatusOr<std::unique_ptr<Graph>> graph = LoadWithExternalW1(*model);
+  ASSERT_TRUE(graph.ok()) << graph.status().ToString();
+  const std::vector<std::string> before = FolderContents(folder_.path());
+
+  // A check started with the save is still running when the flush starts the others: the save
+  // waits for it, and its failure refuses the files.
+  std::atomic<bool> late_started = false;
+  auto slow_fault = [&late_started] {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (!late_started && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    return InternalError(late_started ? "the early check's fault" : "the late check never ran");
+  };
+  auto late_ok = [&late_started] {
+    late_started = true;
+    return Status::Ok();
+  };
+  Status refused = SaveModel(**graph, folder_.Path("out.onnx"),
+                             {{.run = late_ok}, {.run = slow_fault, .with_the_save = true}});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.message(), "the early check's fault");
+  EXPECT_EQ(FolderContents(folder_.path()), before);
+
+  // The order given decides, not the order of starting: a late check listed first wins.
+  late_started = false;
+  auto late_fault = [&late_started] {
+    late_started = true;
+    return InternalError("the late check's fault");
+  };
+  refused = SaveModel(**graph, folder_.Path("out.onnx"),
+                      {{.run = late_fault}, {.run = slow_fault, .with_the_save = true}});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.message(), "the late check's fault");
+  EXPECT_EQ(FolderContents(folder_.path()), before);
+
+  // Passing checks of both kinds let the files into place.
+  ASSERT_TRUE(
+      SaveModel(**graph, folder_.Path("out.onnx"),
+                {{.run = late_ok}, {.run = [] { return Status::Ok(); }, .with_the_save = true}})
+          .ok());
+  EXPECT_TRUE(std::filesystem::exists(folder_.Path("out.onnx")));
 }
 
 TEST_F(SaveModelTest, FailedSaveLeavesNoTemporaryFile) {

@@ -15,13 +15,21 @@ namespace zerograph {
 // appear complete or not at all: they are written under temporary names and renamed into place.
 Status SaveModel(Graph& graph, const std::string& path);
 
-// The same, with `checks` run while the written files are flushed to disk, each on a thread of
-// its own: the files are put in place only once every check succeeds, else the first error in
-// the order given is returned as the check gave it, and nothing is left. Checks must only read
-// the graph (rewrite-graph verifies its rewrite and checks it for hazards this way, behind the
-// flush).
-Status SaveModel(Graph& graph, const std::string& path,
-                 const std::vector<std::function<Status()>>& checks);
+// A check that decides whether a save may put its files in place (SaveModel below).
+struct SaveCheck {
+  std::function<Status()> run;
+  // Started with the save, beside its gathering of the graph's messages, which leaves a core
+  // idle; otherwise once the files are written, beside their flush. Beside the threads that write
+  // the files a check slows them: only one that ends before they start belongs here.
+  bool with_the_save = false;
+};
+
+// The same, with `checks` run while the model is saved, each on a thread of its own: the files are
+// put in place only once every check succeeds, else the first error in the order given is
+// returned as the check gave it, and nothing is left. Checks must only read the graph
+// (rewrite-graph checks its output for hazards beside the gathering, and verifies its rewrite
+// behind the flush).
+Status SaveModel(Graph& graph, const std::string& path, const std::vector<SaveCheck>& checks);
 
 }  // namespace zerograph
 
