@@ -33,6 +33,7 @@
 #include "zerograph/ort_import/import_ort_artifacts.h"
 #include "zerograph/passes/amp_pass.h"
 #include "zerograph/passes/autodiff_pass.h"
+#include "zerograph/passes/gradient_chain.h"
 #include "zerograph/passes/gradient_control.h"
 #include "zerograph/passes/hazard_check.h"
 #include "zerograph/passes/overlap.h"
@@ -398,6 +399,7 @@ Status RunRewriteGraph(const RewriteGraphOptions& options) {
     pipeline->AddPass<AutodiffPass>(std::move(autodiff));
   }
   ShardingStage1Pass* sharding = nullptr;
+  GradientChainHandoff chain_handoff;
   if (options.nranks) {
     sharding = &pipeline->AddPass<ShardingStage1Pass>(ShardingStage1Pass::Options{
         .nranks = *options.nranks,
@@ -409,7 +411,12 @@ Status RunRewriteGraph(const RewriteGraphOptions& options) {
         .master_grads = options.master_grads});
     // Without --train it is the first pass: the graph is as loaded, and so is its spec.
     if (!options.train && loaded_spec) sharding->UseLoadedSpec(std::move(*loaded_spec));
-    if (options.overlap) pipeline->AddPass<OverlapPass>();
+    if (options.overlap) {
+      // Overlap moves the gradient chains that the sharding pass walked to find where each
+      // gradient is ready: handed over, not walked again.
+      sharding->HandOffChains(&chain_handoff);
+      pipeline->AddPass<OverlapPass>().TakeChainsFrom(&chain_handoff);
+    }
   }
   // A control made before sharding is rebuilt for the sharded layout.
   auto controlled = [&graph] {

@@ -89,15 +89,27 @@ StatusOr<bool> OverlapPass::RunImpl(Graph& graph) {
                      "parameter views: the graph was not made by sharding-stage1");
   }
 
-  // Every chain is found first, on several threads: moving nodes changes no producer, so the
-  // chains stay what they were.
+  // Every chain is found first: moving nodes changes no producer, so the chains stay what they
+  // were. Those the sharding pass handed off are taken, the others walked on several threads.
   std::vector<const Value*> gradients;
   for (const auto& [id, bucket] : buckets) {
     gradients.insert(gradients.end(), bucket.coalesce->inputs().begin(),
                      bucket.coalesce->inputs().end());
   }
   for (const Node* node : all_reduces) gradients.push_back(node->input(0));
-  const std::vector<GradientChain> chains = FindGradientChains(gradients);
+  std::vector<GradientChain> chains(gradients.size());
+  std::vector<size_t> to_walk;
+  for (size_t g = 0; g < gradients.size(); ++g) {
+    if (chain_handoff_ == nullptr || !chain_handoff_->Take(g, gradients[g], chains[g])) {
+      to_walk.push_back(g);
+    }
+  }
+  if (chain_handoff_ != nullptr) chain_handoff_->Clear();
+  std::vector<const Value*> walked_gradients;
+  walked_gradients.reserve(to_walk.size());
+  for (size_t g : to_walk) walked_gradients.push_back(gradients[g]);
+  std::vector<GradientChain> walked = FindGradientChains(walked_gradients);
+  for (size_t i = 0; i < to_walk.size(); ++i) chains[to_walk[i]] = std::move(walked[i]);
 
   int64_t moved = 0;
   int64_t declined = 0;

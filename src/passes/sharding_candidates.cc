@@ -203,20 +203,31 @@ void CandidateSweep::SweepSlice(size_t index) {
 }
 
 void CandidateSweep::ReadCandidates(std::span<Candidate* const> part,
-                                    std::vector<std::string>& keys) {
+                                    std::vector<std::string>& keys,
+                                    std::vector<Node*>& chain_nodes) {
   StepConstantCache step_constants;  // nothing is edited while reading
   std::unordered_map<std::string, int64_t> key_ids;
   std::string key;
+  std::vector<size_t> chain_begins;
+  chain_begins.reserve(part.size() + 1);
   for (Candidate* candidate : part) {
     Candidate& c = *candidate;
     GradientChain chain = FindGradientChain(*c.slot.grad, &step_constants);
     c.ready = chain.backward_op != nullptr ? chain.backward_op : c.slot.grad->producer();
+    c.chain_reaches_ready = chain.backward_op != nullptr;
+    chain_begins.push_back(chain_nodes.size());
+    chain_nodes.insert(chain_nodes.end(), chain.chain.begin(), chain.chain.end());
     c.whole_reason = WholeReason(c);
     if (c.whole_reason.empty()) ReadShardable(c);
     CombineKey(c, key);
     auto [id, added] = key_ids.try_emplace(key, static_cast<int64_t>(key_ids.size()));
     if (added) keys.push_back(key);
     c.key = id->second;
+  }
+  chain_begins.push_back(chain_nodes.size());
+  for (size_t i = 0; i < part.size(); ++i) {
+    part[i]->chain = std::span<Node* const>(chain_nodes)
+                         .subspan(chain_begins[i], chain_begins[i + 1] - chain_begins[i]);
   }
 }
 
@@ -256,8 +267,9 @@ StatusOr<CandidateSweep::Found> CandidateSweep::Finish() {
     return candidates.subspan(begin, candidates.size() * (part + 1) / parts - begin);
   };
   std::vector<std::vector<std::string>> part_keys(parts);
+  chain_nodes_.assign(parts, {});
   const Status read = ParallelFor(parts, threads, [&](size_t part) {
-    ReadCandidates(part_of(part), part_keys[part]);
+    ReadCandidates(part_of(part), part_keys[part], chain_nodes_[part]);
     return Status::Ok();
   });
   ZG_CHECK(read.ok(), "reading candidates cannot fail: ", read.ToString());

@@ -26,6 +26,10 @@ struct Candidate {
   OptimizerSignature signature;
   // Where the gradient becomes ready in backward (null: before the step starts).
   Node* ready = nullptr;
+  // The gradient's chain (FindGradientChain, held by the sweep) when it leads to a backward op,
+  // `ready`: for overlap (GradientChainHandoff).
+  std::span<Node* const> chain;
+  bool chain_reaches_ready = false;
   // Parameters with equal keys may share a bucket: same optimizer, attributes, scalar and control
   // inputs, and dtypes.
   int64_t key = 0;
@@ -83,11 +87,15 @@ class CandidateSweep {
   // Finds the slice's optimizer nodes and makes a candidate of each slot.
   void SweepSlice(size_t index);
   // Fills in the rest of each candidate of `part`; the keys index `keys`, the distinct keys met
-  // in the part.
-  static void ReadCandidates(std::span<Candidate* const> part, std::vector<std::string>& keys);
+  // in the part, and the chains' nodes are kept in `chain_nodes`.
+  static void ReadCandidates(std::span<Candidate* const> part, std::vector<std::string>& keys,
+                             std::vector<Node*>& chain_nodes);
 
   const Graph& graph_;
   std::vector<Slice> slices_;
+  // Per part of the candidates, the nodes of their gradient chains, one list a part rather than a
+  // heap block a chain.
+  std::vector<std::vector<Node*>> chain_nodes_;
   std::atomic<size_t> next_slice_{0};
   std::vector<std::thread> workers_;
 };

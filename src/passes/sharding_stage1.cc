@@ -32,8 +32,9 @@ bool IsLowPrecision(DataType dtype) {
 
 class ShardingRewriter {
  public:
-  ShardingRewriter(Graph& graph, const ShardingStage1Pass::Options& options, LayoutManifest& layout)
-      : graph_(graph), options_(options), layout_(layout) {}
+  ShardingRewriter(Graph& graph, const ShardingStage1Pass::Options& options, LayoutManifest& layout,
+                   GradientChainHandoff* chain_handoff)
+      : graph_(graph), options_(options), layout_(layout), chain_handoff_(chain_handoff) {}
 
   // `loaded_spec`, when given, is the graph's spec as read when it was loaded.
   StatusOr<bool> Run(std::optional<ResolvedTrainingSpec> loaded_spec, std::string& stats) {
@@ -169,6 +170,11 @@ class ShardingRewriter {
     params.reserve(members.size());
     grads.reserve(members.size());
     bucket.params.reserve(members.size());
+    if (chain_handoff_ != nullptr) {
+      size_t chain_nodes = 0;
+      for (size_t member : members) chain_nodes += candidates_[member]->chain.size();
+      chain_handoff_->Reserve(members.size(), chain_nodes);
+    }
     for (size_t member : members) {
       Candidate& c = *candidates_[member];
       LayoutManifest::Param& param = c.layout;
@@ -185,6 +191,9 @@ class ShardingRewriter {
       if (master) param.states.push_back(StrCat(param.name, ".master"));
       params.push_back(c.tensor);
       grads.push_back(c.slot.grad);
+      if (chain_handoff_ != nullptr) {
+        chain_handoff_->Put(c.slot.grad, c.chain_reaches_ready ? c.ready : nullptr, c.chain);
+      }
       bucket.params.push_back(std::move(param));
     }
     if (options_.align == LayoutManifest::Alignment::kCompact) {
@@ -605,6 +614,7 @@ class ShardingRewriter {
   Graph& graph_;
   const ShardingStage1Pass::Options& options_;
   LayoutManifest& layout_;
+  GradientChainHandoff* chain_handoff_;  // null: keeps no chain
   TrainingSpec spec_;
   std::optional<CandidateSweep> sweep_;
   // In schedule order, held by the sweep.
@@ -629,7 +639,8 @@ class ShardingRewriter {
 }  // namespace
 
 StatusOr<bool> ShardingStage1Pass::RunImpl(Graph& graph) {
-  ShardingRewriter rewriter(graph, options_, layout_);
+  if (chain_handoff_ != nullptr) chain_handoff_->Clear();
+  ShardingRewriter rewriter(graph, options_, layout_, chain_handoff_);
   return rewriter.Run(std::exchange(loaded_spec_, std::nullopt), stats_);
 }
 

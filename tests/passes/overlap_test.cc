@@ -1,9 +1,15 @@
 #include "zerograph/passes/overlap.h"
 
+#include <algorithm>
+#include <string>
+#include <utility>
+#include <vector>
+
 #include <gtest/gtest.h>
 
 #include "passes/toy_training_graph.h"
 #include "zerograph/ir/graph.h"
+#include "zerograph/passes/gradient_chain.h"
 #include "zerograph/passes/hazard_check.h"
 #include "zerograph/passes/pass_pipeline.h"
 #include "zerograph/passes/sharding_stage1.h"
@@ -110,6 +116,69 @@ TEST(OverlapTest, NextStepWaitsForAllGather) {
   ASSERT_TRUE(waits.has_value());
   ASSERT_EQ(waits->size(), 1u);
   EXPECT_EQ((*waits)[0], graph->FindValue("fused@bucket0.new")->producer()->name());
+}
+
+// The chains the sharding pass hands over give the rewrite the overlap pass makes walking them
+// itself: two buckets (fp32, and bf16 whose fp32 gradient casts the handoff does not know), chains
+// of every length.
+TEST(OverlapTest, ChainsHandedOverFromShardingGiveTheSameRewrite) {
+  const ToyConfig config = {{{"a", DataType::kFloat32, 64, 3},
+                             {"h", DataType::kBFloat16, 100, 1},
+                             {"b", DataType::kFloat32, 8, 0},
+                             {"k", DataType::kBFloat16, 30, 2},
+                             {"c", DataType::kFloat32, 16, 2}}};
+  auto rewrite = [&](bool hand_over) -> StatusOr<std::unique_ptr<Graph>> {
+    auto graph = BuildToyTrainingGraph(config);
+    GradientChainHandoff handoff;
+    PassPipeline pipeline(/*verify_each=*/true);
+    auto& sharding = pipeline.AddPass<ShardingStage1Pass>(
+        ShardingStage1Pass::Options{.nranks = 2, .master_weights = true, .master_grads = true});
+    auto& overlap = pipeline.AddPass<OverlapPass>();
+    if (hand_over) {
+      sharding.HandOffChains(&handoff);
+      overlap.TakeChainsFrom(&handoff);
+    }
+    ZG_RETURN_IF_ERROR(pipeline.Run(*graph).status());
+    ZG_RETURN_IF_ERROR(CheckHazards(*graph));
+    return graph;
+  };
+  StatusOr<std::unique_ptr<Graph>> walked = rewrite(false);
+  ASSERT_TRUE(walked.ok()) << walked.status().ToString();
+  StatusOr<std::unique_ptr<Graph>> handed = rewrite(true);
+  ASSERT_TRUE(handed.ok()) << handed.status().ToString();
+  EXPECT_EQ(Schedule(**handed), Schedule(**walked));
+  std::vector<std::string> walked_streams, handed_streams;
+  for (const Node* node : (*walked)->nodes()) walked_streams.emplace_back(node->stream());
+  for (const Node* node : (*handed)->nodes()) handed_streams.emplace_back(node->stream());
+  EXPECT_EQ(handed_streams, walked_streams);
+}
+
+// A chain handed over is taken as it is for the gradient it was put for, at its place; one put
+// for another gradient is not, and that gradient's chain is walked.
+TEST(OverlapTest, TakesAHandedOverChainOnlyForItsGradient) {
+  for (bool matching : {true, false}) {
+    auto graph = BuildToyTrainingGraph({{{"p", DataType::kFloat32, 64, 2}}});
+    ASSERT_TRUE(Rewrite(*graph, /*overlap=*/false).ok());
+    const Value* gradient = graph->FindValue("fused@bucket0.grad")->producer()->input(0);
+    GradientChainHandoff handoff;
+    // Handed over: the gradient is ready where it is made, after an empty chain.
+    handoff.Put(matching ? gradient : graph->FindValue("busy0"), gradient->producer(), {});
+    OverlapPass overlap;
+    overlap.TakeChainsFrom(&handoff);
+    ASSERT_TRUE(overlap.Run(*graph).ok());
+    const std::vector<std::string> schedule = Schedule(*graph);
+    const auto c1 = std::find(schedule.begin(), schedule.end(), "p.c1");
+    ASSERT_NE(c1, schedule.end());
+    if (matching) {
+      EXPECT_NE(overlap.StatsString().find("moved after their backward op: 0\n"), std::string::npos)
+          << overlap.StatsString();
+      EXPECT_EQ(*(c1 - 1), "busy0");  // where sharding left it
+    } else {
+      EXPECT_NE(overlap.StatsString().find("moved after their backward op: 2\n"), std::string::npos)
+          << overlap.StatsString();
+      EXPECT_EQ(*(c1 - 1), "p.graw");  // moved after its backward op
+    }
+  }
 }
 
 // Overlap needs buckets to work on.

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace zerograph {
@@ -43,6 +44,51 @@ class StepConstantCache {
   // parameter and a chain reads several (a hash map's nodes and lookups cost more than the walk).
   enum Known : uint8_t { kUnknown, kConstant, kNotConstant };
   std::vector<Known> known_;
+};
+
+// Chains one pass found, for a later pass that needs the same ones: sharding-stage1 walks every
+// gradient's chain to learn where the gradient is ready, and overlap moves those chains. Taken in
+// the order they were put; asked in another order or for another gradient, it has no answer and
+// the asker walks the chain itself (as for a chain that stopped, whose reason it reports). Valid
+// while the edits between the passes change no chain: sharding-stage1 adds and erases nodes only
+// after the gradients, where the optimizer reads them, and replaces parameters by views, which are
+// as dynamic as the parameters were.
+class GradientChainHandoff {
+ public:
+  void Reserve(size_t more_chains, size_t more_nodes) {
+    found_.reserve(found_.size() + more_chains);
+    nodes_.reserve(nodes_.size() + more_nodes);
+  }
+  // The next chain: from `gradient` to `backward_op`, or, null, not known.
+  void Put(const Value* gradient, Node* backward_op, std::span<Node* const> chain) {
+    const auto begin = static_cast<uint32_t>(nodes_.size());
+    nodes_.insert(nodes_.end(), chain.begin(), chain.end());
+    found_.push_back({gradient, backward_op, begin, static_cast<uint32_t>(nodes_.size())});
+  }
+  // The `index`-th chain put into `chain` when it is known and was put for `gradient`.
+  bool Take(size_t index, const Value* gradient, GradientChain& chain) const {
+    if (index >= found_.size()) return false;
+    const Found& found = found_[index];
+    if (found.gradient != gradient || found.backward_op == nullptr) return false;
+    chain = {.backward_op = found.backward_op,
+             .chain = {nodes_.begin() + found.begin, nodes_.begin() + found.end},
+             .stop_reason = {}};
+    return true;
+  }
+  void Clear() {
+    found_ = {};
+    nodes_ = {};
+  }
+
+ private:
+  // A handoff holds a chain per parameter of a large model: their nodes in one list, no reasons.
+  struct Found {
+    const Value* gradient;
+    Node* backward_op;
+    uint32_t begin, end;  // in nodes_
+  };
+  std::vector<Found> found_;
+  std::vector<Node*> nodes_;
 };
 
 // Walks up from `gradient`'s producer. A pass that walks many chains passes one `cache` to all.

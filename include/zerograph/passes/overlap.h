@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "zerograph/ir/op_role.h"  // the annotations the pass sets
+#include "zerograph/passes/gradient_chain.h"
 #include "zerograph/passes/pass.h"
 
 namespace zerograph {
@@ -26,11 +27,15 @@ class OverlapPass : public GraphPass {
  public:
   std::string_view name() const override { return "overlap"; }
   std::string StatsString() const override { return stats_; }
+  // Runs take the gradient chains the sharding pass put into `handoff`
+  // (ShardingStage1Pass::HandOffChains) instead of walking them again.
+  void TakeChainsFrom(GradientChainHandoff* handoff) { chain_handoff_ = handoff; }
 
  protected:
   StatusOr<bool> RunImpl(Graph& graph) override;
 
  private:
+  GradientChainHandoff* chain_handoff_ = nullptr;
   std::string stats_;
 };
 

@@ -9,6 +9,7 @@
 
 #include "zerograph/ir/layout_manifest.h"
 #include "zerograph/ir/training_spec.h"
+#include "zerograph/passes/gradient_chain.h"
 #include "zerograph/passes/pass.h"
 
 namespace zerograph {
@@ -68,6 +69,9 @@ class ShardingStage1Pass : public GraphPass {
   // reading it again: the spec LoadModel resolved (LoadOptions::resolved_spec), for a graph no
   // pass has changed since it was loaded.
   void UseLoadedSpec(ResolvedTrainingSpec spec) { loaded_spec_ = std::move(spec); }
+  // Runs put each bucket's gradient chains into `handoff`, in the order the bucket's
+  // CoalesceTensors reads the gradients, bucket after bucket: what overlap walks again.
+  void HandOffChains(GradientChainHandoff* handoff) { chain_handoff_ = handoff; }
 
  protected:
   StatusOr<bool> RunImpl(Graph& graph) override;
@@ -75,6 +79,7 @@ class ShardingStage1Pass : public GraphPass {
  private:
   Options options_;
   std::optional<ResolvedTrainingSpec> loaded_spec_;
+  GradientChainHandoff* chain_handoff_ = nullptr;
   LayoutManifest layout_;
   std::string stats_;
 };
