@@ -20,7 +20,9 @@ struct SaveCheck {
   std::function<Status()> run;
   // Started with the save, beside its gathering of the graph's messages, which leaves a core
   // idle; otherwise once the files are written, beside their flush. Beside the threads that write
-  // the files a check slows them: only one that ends before they start belongs here.
+  // the files a check slows them: only one that ends before they start belongs here. Meanwhile the
+  // save fills the graph's model message (its node and initializer lists, its IR version): such a
+  // check may read the nodes and values, as the hazard check does, not the model's own fields.
   bool with_the_save = false;
 };
 
