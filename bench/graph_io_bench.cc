@@ -54,6 +54,7 @@
 #include "zerograph/ir/verify.h"
 #include "zerograph/onnx/load_model.h"
 #include "zerograph/onnx/save_model.h"
+#include "zerograph/passes/gradient_chain.h"
 #include "zerograph/passes/hazard_check.h"
 #include "zerograph/passes/overlap.h"
 #include "zerograph/passes/sharding_stage1.h"
@@ -542,6 +543,9 @@ StatusOr<PassSample> RunPasses(const std::string& in, int64_t nranks, double com
                                   .bucket_order = BucketOrder::kGradientReady,
                                   .align = align});
   OverlapPass overlap;
+  GradientChainHandoff chain_handoff;
+  sharding.HandOffChains(&chain_handoff);
+  overlap.TakeChainsFrom(&chain_handoff);
 
   const double cpu_start = CpuSeconds();
   Clock::time_point start = Clock::now();
