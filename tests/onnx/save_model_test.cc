@@ -103,6 +103,12 @@ class SaveModelTest : public ::testing::Test {
     return LoadModel(folder_.Path("in.onnx"));
   }
 
+  // kExternalModel, loaded by LoadWithExternalW1.
+  StatusOr<std::unique_ptr<Graph>> LoadExternalModel() {
+    ZG_ASSIGN_OR_RETURN(onnx::ModelProto model, ParseModelText(kExternalModel));
+    return LoadWithExternalW1(model);
+  }
+
   // Writes kExternalModel as `<folder>/<name>` with its data in `<folder>/<data_name>`.
   std::string WriteExternalModel(const std::string& name, const std::string& data_name) {
     StatusOr<onnx::ModelProto> model = ParseModelText(kExternalModel);
@@ -242,9 +248,7 @@ TEST_F(SaveModelTest, RefusesFolderAsPath) {
 // error is returned and neither the model nor its external data file is left; when it passes, the
 // save is the plain one.
 TEST_F(SaveModelTest, CheckBesideTheWritingGatesTheCommit) {
-  StatusOr<onnx::ModelProto> model = ParseModelText(kExternalModel);
-  ASSERT_TRUE(model.ok()) << model.status().ToString();
-  StatusOr<std::unique_ptr<Graph>> graph = LoadWithExternalW1(*model);
+  StatusOr<std::unique_ptr<Graph>> graph = LoadExternalModel();
   ASSERT_TRUE(graph.ok()) << graph.status().ToString();
 
   const std::vector<std::string> before = FolderContents(folder_.path());
@@ -272,9 +276,7 @@ TEST_F(SaveModelTest, CheckBesideTheWritingGatesTheCommit) {
 // Several checks run at once (each waits here until the other has started, which one after the
 // other could not), and the first in the order given that fails decides, whichever ends first.
 TEST_F(SaveModelTest, ChecksRunAtOnceAndTheFirstFailureInOrderDecides) {
-  StatusOr<onnx::ModelProto> model = ParseModelText(kExternalModel);
-  ASSERT_TRUE(model.ok()) << model.status().ToString();
-  StatusOr<std::unique_ptr<Graph>> graph = LoadWithExternalW1(*model);
+  StatusOr<std::unique_ptr<Graph>> graph = LoadExternalModel();
   ASSERT_TRUE(graph.ok()) << graph.status().ToString();
 
   std::latch both_started(2);
@@ -315,9 +317,7 @@ TEST_F(SaveModelTest, ChecksRunAtOnceAndTheFirstFailureInOrderDecides) {
 }
 
 TEST_F(SaveModelTest, ChecksStartedWithTheSaveDecideInTheirOrderToo) {
-  StatusOr<onnx::ModelProto> model = ParseModelText(kExternalModel);
-  ASSERT_TRUE(model.ok()) << model.status().ToString();
-  StatusOr<std::unique_ptr<Graph>> graph = LoadWithExternalW1(*model);
+  StatusOr<std::unique_ptr<Graph>> graph = LoadExternalModel();
   ASSERT_TRUE(graph.ok()) << graph.status().ToString();
   const std::vector<std::string> before = FolderContents(folder_.path());
 
