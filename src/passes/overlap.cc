@@ -90,26 +90,30 @@ StatusOr<bool> OverlapPass::RunImpl(Graph& graph) {
   }
 
   // Every chain is found first: moving nodes changes no producer, so the chains stay what they
-  // were. Those the sharding pass handed off are taken, the others walked on several threads.
+  // were. Those the sharding pass handed off are read where the handoff keeps them (cleared once
+  // the chains are moved), the others walked on several threads.
   std::vector<const Value*> gradients;
   for (const auto& [id, bucket] : buckets) {
     gradients.insert(gradients.end(), bucket.coalesce->inputs().begin(),
                      bucket.coalesce->inputs().end());
   }
   for (const Node* node : all_reduces) gradients.push_back(node->input(0));
-  std::vector<GradientChain> chains(gradients.size());
+  std::vector<GradientChainView> chains(gradients.size());
   std::vector<size_t> to_walk;
   for (size_t g = 0; g < gradients.size(); ++g) {
-    if (chain_handoff_ == nullptr || !chain_handoff_->Take(g, gradients[g], chains[g])) {
+    std::optional<GradientChainView> taken;
+    if (chain_handoff_ != nullptr) taken = chain_handoff_->Take(g, gradients[g]);
+    if (taken) {
+      chains[g] = *taken;
+    } else {
       to_walk.push_back(g);
     }
   }
-  if (chain_handoff_ != nullptr) chain_handoff_->Clear();
   std::vector<const Value*> walked_gradients;
   walked_gradients.reserve(to_walk.size());
   for (size_t g : to_walk) walked_gradients.push_back(gradients[g]);
-  std::vector<GradientChain> walked = FindGradientChains(walked_gradients);
-  for (size_t i = 0; i < to_walk.size(); ++i) chains[to_walk[i]] = std::move(walked[i]);
+  const std::vector<GradientChain> walked = FindGradientChains(walked_gradients);
+  for (size_t i = 0; i < to_walk.size(); ++i) chains[to_walk[i]] = GradientChainView(walked[i]);
 
   int64_t moved = 0;
   int64_t declined = 0;
@@ -117,7 +121,7 @@ StatusOr<bool> OverlapPass::RunImpl(Graph& graph) {
   // Moves gradient g's chain right after its backward op; returns where the gradient is ready.
   auto make_ready_early = [&](size_t g) -> Node* {
     const Value* gradient = gradients[g];
-    const GradientChain& found = chains[g];
+    const GradientChainView& found = chains[g];
     if (found.backward_op == nullptr) {
       ++declined;
       declines += StrCat("    gradient '", gradient->name(), "' stays: ", found.stop_reason, "\n");
@@ -158,6 +162,7 @@ StatusOr<bool> OverlapPass::RunImpl(Graph& graph) {
     if (ready != nullptr) graph.MoveAfter(node, ready);
     node->SetStream(kCommStream);
   }
+  if (chain_handoff_ != nullptr) chain_handoff_->Clear();
   stats_ = StrCat("  buckets overlapped: ", buckets.size(), ", all-reduces: ", all_reduces.size(),
                   "\n  nodes moved after their backward op: ", moved,
                   "\n  gradients whose chain stays: ", declined, "\n", declines);

@@ -2,8 +2,10 @@
 #define ZEROGRAPH_PASSES_GRADIENT_CHAIN_H_
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -25,6 +27,20 @@ struct GradientChain {
   // D0 first (the gradient's producer), Dk last.
   std::vector<Node*> chain;
   std::string stop_reason;
+};
+
+// A chain where another object keeps it: a GradientChain, or a chain a GradientChainHandoff
+// holds (a pass that takes a chain per parameter then makes no copy of each).
+struct GradientChainView {
+  Node* backward_op = nullptr;
+  std::span<Node* const> chain;
+  std::string_view stop_reason;
+
+  GradientChainView() = default;
+  GradientChainView(Node* backward, std::span<Node* const> nodes, std::string_view reason = {})
+      : backward_op(backward), chain(nodes), stop_reason(reason) {}
+  explicit GradientChainView(const GradientChain& found)
+      : GradientChainView(found.backward_op, found.chain, found.stop_reason) {}
 };
 
 // True for inputs that are ready before the step starts: initializers that no optimizer reads and
@@ -65,15 +81,13 @@ class GradientChainHandoff {
     nodes_.insert(nodes_.end(), chain.begin(), chain.end());
     found_.push_back({gradient, backward_op, begin, static_cast<uint32_t>(nodes_.size())});
   }
-  // The `index`-th chain put into `chain` when it is known and was put for `gradient`.
-  bool Take(size_t index, const Value* gradient, GradientChain& chain) const {
-    if (index >= found_.size()) return false;
+  // The `index`-th chain when it is known and was put for `gradient`, valid until Clear.
+  std::optional<GradientChainView> Take(size_t index, const Value* gradient) const {
+    if (index >= found_.size()) return std::nullopt;
     const Found& found = found_[index];
-    if (found.gradient != gradient || found.backward_op == nullptr) return false;
-    chain = {.backward_op = found.backward_op,
-             .chain = {nodes_.begin() + found.begin, nodes_.begin() + found.end},
-             .stop_reason = {}};
-    return true;
+    if (found.gradient != gradient || found.backward_op == nullptr) return std::nullopt;
+    return GradientChainView(found.backward_op,
+                             std::span(nodes_).subspan(found.begin, found.end - found.begin));
   }
   void Clear() {
     found_ = {};
