@@ -143,6 +143,15 @@ void ReadShardable(Candidate& c) {
       producer != nullptr ? producer->schedule_key() : std::numeric_limits<int64_t>::min();
 }
 
+// Whether `node` makes a graph output, as a node that updates state does: the state binding's
+// new values are graph outputs.
+bool MayUpdateState(const Node& node) {
+  const std::span<Value* const> outputs = node.outputs();
+  return std::any_of(outputs.begin(), outputs.end(), [](const Value* output) {
+    return output != nullptr && output->is_graph_output();
+  });
+}
+
 bool IsCollective(const Node& node) {
   return node.domain() == kZerographDomain &&
          (node.op_type() == "ReduceScatter" || node.op_type() == "AllGather" ||
@@ -181,7 +190,9 @@ void CandidateSweep::SweepSlice(size_t index) {
     }
     std::optional<OptimizerSignature> signature = FindOptimizerSignature(*node);
     if (!signature) {
-      if (node->role() == OpRole::kOptimize) slice.other_optimize_nodes.push_back(node);
+      if (node->role() == OpRole::kOptimize && MayUpdateState(*node)) {
+        slice.other_optimize_nodes.push_back(node);
+      }
       continue;
     }
     StatusOr<std::vector<OptimizerSlot>> slots = OptimizerSlots(*node, *signature);
@@ -254,7 +265,6 @@ StatusOr<CandidateSweep::Found> CandidateSweep::Finish() {
   if (!std::is_sorted(found.candidates.begin(), found.candidates.end(), by_optimizer)) {
     std::stable_sort(found.candidates.begin(), found.candidates.end(), by_optimizer);
   }
-  // (A graph without roles has its gradient chains here: 214k nodes at 1M, sorted already.)
   auto in_schedule_order = [](const Node* a, const Node* b) { return a->IsBefore(*b); };
   if (!std::is_sorted(found.other_optimize_nodes.begin(), found.other_optimize_nodes.end(),
                       in_schedule_order)) {

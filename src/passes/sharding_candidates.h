@@ -64,8 +64,9 @@ class CandidateSweep {
   struct Found {
     // In schedule order; they point into the sweep, which must outlive them.
     std::vector<Candidate*> candidates;
-    // Nodes with the optimizer role that no known optimizer is: they may update state
-    // (unsupported optimizers), in schedule order.
+    // Nodes with the optimizer role that no known optimizer is and that make a graph output:
+    // they may update state (unsupported optimizers), in schedule order. (Gradient
+    // post-processing, optimizer-role nodes too, makes no graph output.)
     std::vector<Node*> other_optimize_nodes;
   };
   // Sweeps what is left, waits for the other threads, and checks that no gradient or parameter

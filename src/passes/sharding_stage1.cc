@@ -96,6 +96,8 @@ class ShardingRewriter {
   Status CollectCandidates() {
     ZG_ASSIGN_OR_RETURN(CandidateSweep::Found found, sweep_->Finish());
     candidates_ = std::move(found.candidates);
+    // Most graphs have none: the binding's values (several per parameter) are not marked then.
+    if (found.other_optimize_nodes.empty()) return Status::Ok();
     is_bound_new_value_.assign(static_cast<size_t>(graph_.value_id_bound()), 0);
     for (const Value* value : binding_new_values_) {
       if (value != nullptr) is_bound_new_value_[static_cast<size_t>(value->id())] = 1;

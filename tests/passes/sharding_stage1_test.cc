@@ -338,6 +338,32 @@ TEST(ShardingStage1Test, UnshardableParameterStaysWhole) {
   EXPECT_NE(rewrite.report.find("d: element type double"), std::string::npos) << rewrite.report;
 }
 
+// A state update that no known optimizer makes (an op of another domain with the optimizer role,
+// its output bound as new state) keeps its parameter whole and gets the gradient averaged over the
+// ranks; the optimizer-role nodes of the gradient chains, which make no graph output, do not.
+TEST(ShardingStage1Test, UnknownOptimizerKeepsItsParameterWhole) {
+  auto graph = BuildToyTrainingGraph({{{"a", DataType::kFloat32, 64, /*chain=*/2}}});
+  GraphBuilder b(*graph);
+  Value* u = b.Zeros("u", DataType::kFloat32, {8});
+  b.SetRole(OpRole::kBackward);
+  Value* u_grad = b.Op("Neg", {graph->FindValue("loss.grad")}, "u.grad");
+  b.SetRole(OpRole::kOptimize);
+  Value* u_new = b.Op({"com.example", "Lion"}, {u, u_grad}, "u.new");
+  b.Output(b.SetType(u_new, DataType::kFloat32, {8}));
+  StatusOr<std::optional<TrainingSpec>> spec = ReadTrainingSpec(*graph);
+  ASSERT_TRUE(spec.ok() && spec->has_value());
+  (*spec)->state_binding.emplace_back("u.new", "u");
+  WriteTrainingSpec(**spec, *graph);
+
+  Rewrite rewrite = Shard(*graph, 2);
+  ASSERT_TRUE(rewrite.status.ok()) << rewrite.status.ToString();
+  ASSERT_EQ(rewrite.layout.whole.size(), 1u);
+  EXPECT_EQ(rewrite.layout.whole[0].name, "u");
+  EXPECT_EQ(rewrite.layout.whole[0].reason, "optimizer Lion is not supported");
+  EXPECT_EQ(CountOps(*graph)["AllReduce"], 1);
+  EXPECT_EQ(graph->FindValue("u.new")->producer()->input(1)->producer()->op_type(), "AllReduce");
+}
+
 // Zero ranks, and more than an int holds, are refused.
 TEST(ShardingStage1Test, RejectsRankCountsOutOfRange) {
   for (const int64_t nranks : {int64_t{0}, kMaxRanks + 1}) {
