@@ -106,6 +106,48 @@ std::future<std::vector<char>> StartKnowableShapes(const Graph& graph) {
   return RunOnTheSide([&graph] { return KnowableShapes(graph); });
 }
 
+// By value id: state (what an optimizer updates or the binding replaces) and Constant nodes'
+// outputs; by node id: the optimizers.
+struct StateMarks {
+  std::vector<bool> is_state, is_constant_output, is_optimizer;
+};
+
+// The marks, with `bound_states` the state binding's old values (null where a name is unknown).
+// An optimizer's inputs are its scalars, then groups of n: X, G (not state), the states. The sweep
+// needs no order, so it reads the nodes where they lie in memory (Graph::stored_nodes).
+StateMarks MarkStateAndOptimizers(const Graph& graph, std::span<const Value* const> bound_states) {
+  const auto num_value_ids = static_cast<size_t>(graph.value_id_bound());
+  StateMarks marks{.is_state = std::vector<bool>(num_value_ids),
+                   .is_constant_output = std::vector<bool>(num_value_ids),
+                   .is_optimizer = std::vector<bool>(static_cast<size_t>(graph.node_id_bound()))};
+  for (const Node* node : graph.stored_nodes()) {
+    if (IsConstantNode(*node)) {
+      for (const Value* output : node->outputs()) {
+        if (output != nullptr) marks.is_constant_output[output->id()] = true;
+      }
+      continue;
+    }
+    std::optional<OptimizerSignature> signature = FindOptimizerSignature(*node);
+    if (!signature) continue;
+    marks.is_optimizer[static_cast<size_t>(node->id())] = true;
+    const size_t scalars = static_cast<size_t>(signature->num_scalars);
+    const size_t groups = 2 + static_cast<size_t>(signature->num_states);
+    if (node->num_inputs() < scalars) continue;
+    const size_t n = (node->num_inputs() - scalars) / groups;
+    for (size_t group = 0; group < groups; ++group) {
+      if (group == 1) continue;
+      for (size_t i = 0; i < n; ++i) {
+        const Value* input = node->input(scalars + group * n + i);
+        if (input != nullptr) marks.is_state[input->id()] = true;
+      }
+    }
+  }
+  for (const Value* old_value : bound_states) {
+    if (old_value != nullptr) marks.is_state[old_value->id()] = true;
+  }
+  return marks;
+}
+
 // InferRoleBits, with the state binding's old values (null where a name is unknown) and
 // `knowable`, StartKnowableShapes(graph).
 StatusOr<std::vector<int64_t>> InferRoleBitsOf(const Graph& graph, std::string_view loss_name,
@@ -117,13 +159,21 @@ StatusOr<std::vector<int64_t>> InferRoleBitsOf(const Graph& graph, std::string_v
   ZG_RETURN_IF_NOT(loss->producer() != nullptr, "role inference: loss '", loss_name,
                    "' is not computed by a node");
 
-  // The schedule, for the walk back, is read on another thread while the sweeps before it run.
+  // The schedule, for the walk back, is read on another thread while the walk and sweep before it
+  // run.
   std::future<std::vector<Node*>> schedule =
       RunOnTheSide([&graph] { return graph.ScheduledNodes(); });
   const auto num_node_ids = static_cast<size_t>(graph.node_id_bound());
-  const auto num_value_ids = static_cast<size_t>(graph.value_id_bound());
   constexpr int64_t kUnset = -1;
   std::vector<int64_t> roles(num_node_ids, kUnset);
+
+  // Mutable state: what an optimizer updates, and what the state binding replaces. Every other
+  // initializer is a constant, always ready, so it does not count as a dynamic input; nor does a
+  // Constant node's output, marked here so that the walk back need not read each input's producer
+  // (a cache miss per edge on a large graph). Swept on another thread while this one walks
+  // forward: neither reads what the other writes.
+  std::future<StateMarks> marked =
+      RunOnTheSide([&graph, bound_states] { return MarkStateAndOptimizers(graph, bound_states); });
 
   // Forward: the loss node and its ancestors, by a walk over producers.
   std::vector<const Node*> stack = {loss->producer()};
@@ -141,44 +191,11 @@ StatusOr<std::vector<int64_t>> InferRoleBitsOf(const Graph& graph, std::string_v
   }
   roles[loss->producer()->id()] |= kLossRoleBit;
 
-  // Mutable state: what an optimizer updates, and what the state binding replaces. Every other
-  // initializer is a constant, always ready, so it does not count as a dynamic input; nor does a
-  // Constant node's output, marked here so that the walk back need not read each input's producer
-  // (a cache miss per edge on a large graph).
-  std::vector<bool> is_state(num_value_ids, false);
-  std::vector<bool> is_constant_output(num_value_ids, false);
-  std::vector<bool> is_optimizer(num_node_ids, false);
-  // An optimizer's inputs are its scalars, then groups of n: X, G (not state), the states. Sweeps
-  // that need no order read the nodes where they lie in memory (Graph::stored_nodes).
-  for (const Node* node : graph.stored_nodes()) {
-    if (IsConstantNode(*node)) {
-      for (const Value* output : node->outputs()) {
-        if (output != nullptr) is_constant_output[output->id()] = true;
-      }
-      continue;
-    }
-    std::optional<OptimizerSignature> signature = FindOptimizerSignature(*node);
-    if (!signature) continue;
-    is_optimizer[static_cast<size_t>(node->id())] = true;
-    const size_t scalars = static_cast<size_t>(signature->num_scalars);
-    const size_t groups = 2 + static_cast<size_t>(signature->num_states);
-    if (node->num_inputs() < scalars) continue;
-    const size_t n = (node->num_inputs() - scalars) / groups;
-    for (size_t group = 0; group < groups; ++group) {
-      if (group == 1) continue;
-      for (size_t i = 0; i < n; ++i) {
-        const Value* input = node->input(scalars + group * n + i);
-        if (input != nullptr) is_state[input->id()] = true;
-      }
-    }
-  }
-  for (const Value* old_value : bound_states) {
-    if (old_value != nullptr) is_state[old_value->id()] = true;
-  }
-  auto is_dynamic = [&](const Value* value) {
+  const StateMarks marks = marked.get();
+  auto is_dynamic = [&marks](const Value* value) {
     if (value == nullptr) return false;
-    if (value->initializer() != nullptr) return static_cast<bool>(is_state[value->id()]);
-    return !is_constant_output[value->id()];
+    if (value->initializer() != nullptr) return static_cast<bool>(marks.is_state[value->id()]);
+    return !marks.is_constant_output[value->id()];
   };
 
   ShapeComparer shapes(graph, std::move(knowable));
@@ -190,7 +207,7 @@ StatusOr<std::vector<int64_t>> InferRoleBitsOf(const Graph& graph, std::string_v
     int64_t& role = roles[node->id()];
     if (role != kUnset) continue;  // forward
     role = static_cast<int64_t>(OpRole::kBackward);
-    if (is_optimizer[static_cast<size_t>(node->id())]) {
+    if (marks.is_optimizer[static_cast<size_t>(node->id())]) {
       role = static_cast<int64_t>(OpRole::kOptimize);
       continue;
     }
