@@ -398,13 +398,23 @@ std::string Graph::UniqueNodeName(std::string_view base) const {
 
 void Graph::SetValueType(Value* value, const TensorType& type) {
   if (value->info_ == nullptr) {
-    auto* info = store_->New<onnx::ValueInfoProto>();
-    info->set_name(std::string(value->name()));
-    value->info_ = info;
-    if (!value->is_graph_input_) value_infos_.push_back({info, value, value->info_epoch_});
+    AddTypeRecord(value, MakeTypeRecord(value->name(), type));
+  } else {
+    FillTypeProto(type, value->info_->mutable_type());
   }
-  FillTypeProto(type, value->info_->mutable_type());
   for (size_t i : OutputIndices(value)) FillTypeProto(type, output_infos_[i]->mutable_type());
+}
+
+onnx::ValueInfoProto* Graph::MakeTypeRecord(std::string_view name, const TensorType& type) {
+  auto* info = store_->New<onnx::ValueInfoProto>();
+  info->set_name(std::string(name));
+  FillTypeProto(type, info->mutable_type());
+  return info;
+}
+
+void Graph::AddTypeRecord(Value* value, onnx::ValueInfoProto* record) {
+  value->info_ = record;
+  if (!value->is_graph_input_) value_infos_.push_back({record, value, value->info_epoch_});
 }
 
 void Graph::SetDimParam(Value* value, size_t axis, std::string_view symbol) {
@@ -480,6 +490,14 @@ void Graph::ReplaceAllUsesWith(Value* from, Value* to) {
 void Graph::AdoptAsOutput(Node* node, Value* value, const TensorType& type) {
   MoveDefinition(node, value);
   SetValueType(value, type);
+}
+
+void Graph::AdoptAsOutput(Node* node, Value* value, const TensorType& type,
+                          onnx::ValueInfoProto* record) {
+  if (value->info_ != nullptr) return AdoptAsOutput(node, value, type);
+  MoveDefinition(node, value);
+  AddTypeRecord(value, record);
+  for (size_t i : OutputIndices(value)) FillTypeProto(type, output_infos_[i]->mutable_type());
 }
 
 void Graph::AdoptAsOutput(Node* node, Value* value) {

@@ -71,6 +71,10 @@ class ShardingRewriter {
     layout_.nranks = options_.nranks;
     layout_.align = options_.align;
     std::vector<std::vector<size_t>> buckets = FormBuckets();
+    // Every parameter that is sharded, and its update, becomes a view, and a view's value_info
+    // message (an arena allocation per field) is most of what adopting one costs: the messages
+    // are made on another thread while the buckets' buffers and nodes are made.
+    view_records_ = RunOnTheSide([this] { return MakeViewRecords(); }).share();
     // Candidates are in their optimizers' schedule order, and members in candidate order.
     for (const std::vector<size_t>& bucket : buckets) {
       Node* optimizer = candidates_[bucket.front()]->optimizer;
@@ -248,9 +252,10 @@ class ShardingRewriter {
                        StrCat("zg.bucket", k, ".param_views"), graph_.first_node());
     SetViewAttributes(*param_views, offsets, shapes, ranks);
     Annotate(*param_views, OpRole::kForward, k);
+    const ViewRecords& records = view_records_.get();
     for (size_t member : members) {
       const Candidate& c = *candidates_[member];
-      graph_.AdoptAsOutput(param_views, c.slot.param, c.param_type);
+      graph_.AdoptAsOutput(param_views, c.slot.param, c.param_type, records.params[member]);
     }
 
     // Gradients are fused and reduce-scattered once backward has produced them all.
@@ -368,12 +373,34 @@ class ShardingRewriter {
       if (c.new_param_typed) {
         graph_.AdoptAsOutput(new_views, c.slot.new_param);
       } else {
-        graph_.AdoptAsOutput(new_views, c.slot.new_param, c.param_type);
+        graph_.AdoptAsOutput(new_views, c.slot.new_param, c.param_type,
+                             records.new_params[members[i]]);
       }
       is_sharded_[members[i]] = 1;
     }
     layout_.buckets.push_back(std::move(bucket));
     return Status::Ok();
+  }
+
+  // By candidate: the value_info messages of its parameter and of its updated parameter as views
+  // (Graph::MakeTypeRecord); null where the candidate is not sharded or its update keeps a type.
+  struct ViewRecords {
+    std::vector<onnx::ValueInfoProto*> params, new_params;
+  };
+
+  // Reads only what no rewrite changes: the candidates, and the names of their values.
+  ViewRecords MakeViewRecords() {
+    ViewRecords records{.params = std::vector<onnx::ValueInfoProto*>(candidates_.size()),
+                        .new_params = std::vector<onnx::ValueInfoProto*>(candidates_.size())};
+    for (size_t i = 0; i < candidates_.size(); ++i) {
+      const Candidate& c = *candidates_[i];
+      if (!c.whole_reason.empty()) continue;
+      records.params[i] = graph_.MakeTypeRecord(c.slot.param->name(), c.param_type);
+      if (!c.new_param_typed) {
+        records.new_params[i] = graph_.MakeTypeRecord(c.slot.new_param->name(), c.param_type);
+      }
+    }
+    return records;
   }
 
   Node* AddLocalShard(Value* fused, const std::string& name, int64_t k, Node* before,
@@ -628,6 +655,7 @@ class ShardingRewriter {
   Node* first_sharded_update_ = nullptr;
   // By candidate: whether its parameter went into a bucket.
   std::vector<char> is_sharded_;
+  std::shared_future<ViewRecords> view_records_;
   // The state binding's new values and the initializers they replace, entry by entry, resolved
   // before any edit.
   std::vector<const Value*> binding_new_values_;

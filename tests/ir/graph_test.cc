@@ -426,6 +426,51 @@ TEST_F(GraphTest, AdoptAsOutputKeepsRecordedType) {
   EXPECT_EQ(g.output(0).type().tensor_type().shape().dim_size(), 2);
 }
 
+// Type records made ahead on another thread serve AdoptAsOutput as the messages SetValueType
+// makes: the written model is the one adopting without them writes, graph outputs retyped too. A
+// value that has an entry already (c.out) keeps it, retyped, and leaves its record unused.
+TEST_F(GraphTest, AdoptAsOutputTakesTypeRecordsMadeAhead) {
+  auto written = [](bool ahead) {
+    Graph graph;
+    Value* x = graph.AddInput("x", Float({4}));
+    const std::vector<float> zeros(4, 0.0f);
+    Value* w = graph.AddInitializer("w", DataType::kFloat32, std::vector<int64_t>{4},
+                                    std::as_bytes(std::span(zeros)));
+    Node* c = graph.AddNode("Add", "", {x, w}, {"c.out"}, "c");
+    graph.SetValueType(c->output(0), Float({4}));
+    graph.AddOutput(c->output(0));
+    graph.AddOutput(w);
+    Node* views = graph.AddNode("Split", "", {graph.AddInput("fused", Float({8}))}, {}, "views", c);
+    Value* c_out = c->output(0);
+    if (ahead) {
+      onnx::ValueInfoProto* records[2];
+      std::thread maker([&] {
+        records[0] = graph.MakeTypeRecord("w", Float({2, 2}));
+        records[1] = graph.MakeTypeRecord("c.out", Float({2, 2}));
+      });
+      maker.join();
+      graph.AdoptAsOutput(views, w, Float({2, 2}), records[0]);
+      graph.AdoptAsOutput(views, c_out, Float({2, 2}), records[1]);
+    } else {
+      graph.AdoptAsOutput(views, w, Float({2, 2}));
+      graph.AdoptAsOutput(views, c_out, Float({2, 2}));
+    }
+    EXPECT_TRUE(graph.EraseNode(c).ok());
+    EXPECT_TRUE(Verify(graph).ok()) << Verify(graph).message();
+    return WrittenModel(graph).SerializeAsString();
+  };
+  const std::string with_records = written(true);
+  EXPECT_EQ(with_records, written(false));
+  onnx::ModelProto model;
+  ASSERT_TRUE(model.ParseFromString(with_records));
+  ASSERT_EQ(model.graph().value_info_size(), 2);
+  EXPECT_EQ(model.graph().value_info(0).name(), "w");
+  EXPECT_EQ(model.graph().value_info(0).type().tensor_type().shape().dim_size(), 2);
+  for (const onnx::ValueInfoProto& output : model.graph().output()) {
+    EXPECT_EQ(output.type().tensor_type().shape().dim_size(), 2) << output.name();
+  }
+}
+
 // --- Import from ONNX messages ------------------------------------------------------------------
 
 std::unique_ptr<ProtoStore> StoreWith(const std::function<void(onnx::GraphProto&)>& fill) {

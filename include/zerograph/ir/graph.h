@@ -231,6 +231,14 @@ class Graph {
   // The same, keeping the type the value's value_info entry records, which it must have: no
   // message is written.
   void AdoptAsOutput(Node* node, Value* value);
+  // A value_info message for a value called `name` of type `type`, as SetValueType makes one, on
+  // the graph's arena. It only allocates there, so another thread may make messages while this
+  // one edits the graph: a pass that adopts a value per parameter makes them ahead.
+  onnx::ValueInfoProto* MakeTypeRecord(std::string_view name, const TensorType& type);
+  // AdoptAsOutput(node, value, type) with `record`, MakeTypeRecord(value->name(), type), as the
+  // value's value_info entry when it has none (else `record` goes unused).
+  void AdoptAsOutput(Node* node, Value* value, const TensorType& type,
+                     onnx::ValueInfoProto* record);
   // Moves `node` in the schedule to just before / just after `anchor`.
   void MoveBefore(Node* node, Node* anchor);
   void MoveAfter(Node* node, Node* anchor);
@@ -328,6 +336,8 @@ class Graph {
   StatusOr<Tensor*> DropInitializerData(Value* value, size_t new_size);
   // AdoptAsOutput but for the type.
   void MoveDefinition(Node* node, Value* value);
+  // Makes `record` the value_info entry of `value`, which has none, after the others.
+  void AddTypeRecord(Value* value, onnx::ValueInfoProto* record);
   void LinkAtEnd(Node* node);
   void LinkBefore(Node* node, Node* anchor);
   void Unlink(Node* node);
