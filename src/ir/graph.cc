@@ -112,6 +112,18 @@ std::vector<Node*> Graph::FindNodes(std::span<const std::string_view> names) con
   return nodes;
 }
 
+std::vector<Node*> Graph::FindAsFiled(std::span<const Node* const> nodes) const {
+  std::vector<Node*> found(nodes.size());
+  nodes_by_name_.FindManyAsFiled(nodes, found);
+  return found;
+}
+
+std::vector<Value*> Graph::FindAsFiled(std::span<const Value* const> values) const {
+  std::vector<Value*> found(values.size());
+  values_by_name_.FindManyAsFiled(values, found);
+  return found;
+}
+
 std::vector<Value*> Graph::initializers() const {
   std::vector<Value*> alive;
   alive.reserve(initializers_.size());

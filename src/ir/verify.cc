@@ -199,30 +199,32 @@ class Verifier {
   }
 
   // Every name is looked up to check that the graph's name index agrees with the nodes. The
-  // lookups are done in bulk (a chunk of nodes at a time, FindValues / FindNodes), which overlaps
-  // their cache misses: one at a time, they are most of the time Verify takes on a large graph.
+  // lookups are done in bulk (a chunk of nodes at a time), which overlaps their cache misses: one
+  // at a time, they are most of the time Verify takes on a large graph. Each starts from the hash
+  // the item was filed under (Graph::FindAsFiled), which the index keeps as it keeps the names.
   Status CheckNodes(size_t c) {
     const StoredNodeRange chunk = graph_.stored_nodes(c, chunks_);
-    std::vector<std::string_view> node_names, output_names;
+    ChunkCounts& counts = counts_[c];
+    std::vector<const Node*> named_nodes;
+    std::vector<const Value*> outputs;
     for (const Node* node : chunk) {
-      node_names.push_back(node->name());
+      ++counts.nodes;
+      if (!node->name().empty()) named_nodes.push_back(node);
       for (const Value* output : node->outputs()) {
-        if (output != nullptr) output_names.push_back(output->name());
+        if (output != nullptr) outputs.push_back(output);
       }
     }
-    ChunkCounts& counts = counts_[c];
-    counts.nodes = node_names.size();
-    const std::vector<Node*> found_nodes = graph_.FindNodes(node_names);
-    const std::vector<Value*> found_outputs = graph_.FindValues(output_names);
+    const std::vector<Node*> found_nodes = graph_.FindAsFiled(named_nodes);
+    const std::vector<Value*> found_outputs = graph_.FindAsFiled(outputs);
     GraphContracts contracts(graph_);
-    size_t k = 0;            // in found_nodes
+    size_t next_named = 0;   // in found_nodes
     size_t next_output = 0;  // in found_outputs
     for (const Node* node : chunk) {
       ZG_RETURN_IF_ERROR(CheckLinks(*node));
       if (!node->name().empty()) {
-        ZG_RETURN_IF_NOT(found_nodes[k] == node, Label(*node), ": another node has the same name");
+        ZG_RETURN_IF_NOT(found_nodes[next_named++] == node, Label(*node),
+                         ": another node has the same name");
       }
-      ++k;
       for (size_t i = 0; i < node->num_inputs(); ++i) {
         const Value* input = node->input(i);
         if (input == nullptr) continue;

@@ -68,6 +68,29 @@ TEST(NameIndexTest, InsertKeepsTheFirstItemOfAName) {
   EXPECT_EQ(index.Find("x"), nullptr);
 }
 
+// FindManyAsFiled finds each filed item from the hash kept in it, across chunk boundaries, as Find
+// finds it by name; an item of a taken name, never filed, does not find itself.
+TEST(NameIndexTest, FindManyAsFiledFindsWhatFindFinds) {
+  std::deque<Item> items;
+  NameIndex<Item> index;
+  for (int i = 0; i < 3000; ++i) {
+    items.push_back({StrCat("n", i)});
+    index.Insert(&items.back());
+  }
+  Item twin{"n17"};
+  EXPECT_FALSE(index.Insert(&twin).second);
+  std::vector<const Item*> queries;
+  for (const Item& item : items) queries.push_back(&item);
+  queries.push_back(&twin);
+  std::vector<Item*> found(queries.size());
+  index.FindManyAsFiled(queries, found);
+  for (size_t i = 0; i < items.size(); ++i) {
+    ASSERT_EQ(found[i], index.Find(items[i].name())) << i;
+    ASSERT_EQ(found[i], &items[i]) << i;
+  }
+  EXPECT_NE(found.back(), &twin);
+}
+
 // FindMany answers as Find does, across chunk boundaries, for present and absent names.
 TEST(NameIndexTest, FindManyMatchesFind) {
   std::deque<Item> items;

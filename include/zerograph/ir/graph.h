@@ -154,6 +154,11 @@ class Graph {
   // (a training spec names every parameter and state): the lookups' cache misses overlap.
   std::vector<Value*> FindValues(std::span<const std::string_view> names) const;
   std::vector<Node*> FindNodes(std::span<const std::string_view> names) const;
+  // FindNode / FindValue of each item's own name, searched for from the hash the graph filed the
+  // item under rather than by hashing the name again: for checking in bulk that the name index
+  // agrees with the items (Verify).
+  std::vector<Node*> FindAsFiled(std::span<const Node* const> nodes) const;
+  std::vector<Value*> FindAsFiled(std::span<const Value* const> values) const;
 
   const std::vector<Value*>& inputs() const { return inputs_; }
   const std::vector<Value*>& outputs() const { return outputs_; }

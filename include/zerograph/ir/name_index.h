@@ -127,6 +127,22 @@ class NameIndex {
     }
   }
 
+  // out[i] = Find(items[i]->name()), each search started from the hash the item was filed under
+  // (kept in it) instead of hashing its name again; overlapped as FindMany's. For checking that
+  // each item is the one its name finds (Verify): an item never filed finds another or none.
+  void FindManyAsFiled(std::span<const T* const> items, std::span<T*> out) const {
+    std::vector<uint64_t> hashes;
+    for (size_t begin = 0; begin < items.size(); begin += kBulkChunk) {
+      const size_t end = std::min(items.size(), begin + kBulkChunk);
+      hashes.clear();
+      for (size_t i = begin; i < end; ++i) hashes.push_back(items[i]->name_hash_);
+      for (size_t i = begin; i < end; ++i) {
+        PrefetchAhead(hashes, i - begin);
+        out[i] = Find(items[i]->name(), hashes[i - begin]);
+      }
+    }
+  }
+
   // Names hashed at a time by bulk callers: small enough to stay cached between hashing and
   // searching, large enough that the searches not prepared at a chunk's start are few.
   static constexpr size_t kBulkChunk = 1024;
