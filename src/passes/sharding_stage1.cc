@@ -655,6 +655,8 @@ class ShardingRewriter {
   Node* first_sharded_update_ = nullptr;
   // By candidate: whether its parameter went into a bucket.
   std::vector<char> is_sharded_;
+  // Made on another thread (MakeViewRecords), which reads the candidates: declared after them, so
+  // that it is waited for before they go.
   std::shared_future<ViewRecords> view_records_;
   // The state binding's new values and the initializers they replace, entry by entry, resolved
   // before any edit.
