@@ -409,8 +409,12 @@ std::string Graph::UniqueNodeName(std::string_view base) const {
 }
 
 void Graph::SetValueType(Value* value, const TensorType& type) {
+  SetValueType(value, type, nullptr);
+}
+
+void Graph::SetValueType(Value* value, const TensorType& type, onnx::ValueInfoProto* record) {
   if (value->info_ == nullptr) {
-    AddTypeRecord(value, MakeTypeRecord(value->name(), type));
+    AddTypeRecord(value, record != nullptr ? record : MakeTypeRecord(value->name(), type));
   } else {
     FillTypeProto(type, value->info_->mutable_type());
   }
@@ -500,16 +504,13 @@ void Graph::ReplaceAllUsesWith(Value* from, Value* to) {
 }
 
 void Graph::AdoptAsOutput(Node* node, Value* value, const TensorType& type) {
-  MoveDefinition(node, value);
-  SetValueType(value, type);
+  AdoptAsOutput(node, value, type, nullptr);
 }
 
 void Graph::AdoptAsOutput(Node* node, Value* value, const TensorType& type,
                           onnx::ValueInfoProto* record) {
-  if (value->info_ != nullptr) return AdoptAsOutput(node, value, type);
   MoveDefinition(node, value);
-  AddTypeRecord(value, record);
-  for (size_t i : OutputIndices(value)) FillTypeProto(type, output_infos_[i]->mutable_type());
+  SetValueType(value, type, record);
 }
 
 void Graph::AdoptAsOutput(Node* node, Value* value) {

@@ -265,12 +265,8 @@ StatusOr<CandidateSweep::Found> CandidateSweep::Finish() {
   if (!std::is_sorted(found.candidates.begin(), found.candidates.end(), by_optimizer)) {
     std::stable_sort(found.candidates.begin(), found.candidates.end(), by_optimizer);
   }
-  auto in_schedule_order = [](const Node* a, const Node* b) { return a->IsBefore(*b); };
-  if (!std::is_sorted(found.other_optimize_nodes.begin(), found.other_optimize_nodes.end(),
-                      in_schedule_order)) {
-    std::sort(found.other_optimize_nodes.begin(), found.other_optimize_nodes.end(),
-              in_schedule_order);
-  }
+  std::sort(found.other_optimize_nodes.begin(), found.other_optimize_nodes.end(),
+            [](const Node* a, const Node* b) { return a->IsBefore(*b); });
 
   // What each candidate needs is read in parts of the candidates, not of the nodes: one optimizer
   // node may update every parameter of the model. Keys are numbered per part, then across them.

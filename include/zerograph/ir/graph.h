@@ -341,6 +341,9 @@ class Graph {
   StatusOr<Tensor*> DropInitializerData(Value* value, size_t new_size);
   // AdoptAsOutput but for the type.
   void MoveDefinition(Node* node, Value* value);
+  // SetValueType, with `record` (MakeTypeRecord of the value's name and `type`; null: made here)
+  // as the value's value_info entry when it has none.
+  void SetValueType(Value* value, const TensorType& type, onnx::ValueInfoProto* record);
   // Makes `record` the value_info entry of `value`, which has none, after the others.
   void AddTypeRecord(Value* value, onnx::ValueInfoProto* record);
   void LinkAtEnd(Node* node);

@@ -114,33 +114,18 @@ class NameIndex {
 
   // out[i] = Find(names[i]) for every i, with the searches overlapped (see PrefetchAhead).
   void FindMany(std::span<const std::string_view> names, std::span<T*> out) const {
-    std::vector<uint64_t> hashes;
-    for (size_t begin = 0; begin < names.size(); begin += kBulkChunk) {
-      // Hashed a chunk at a time, so that the names are still cached when compared.
-      const size_t end = std::min(names.size(), begin + kBulkChunk);
-      hashes.clear();
-      for (size_t i = begin; i < end; ++i) hashes.push_back(Hash(names[i]));
-      for (size_t i = begin; i < end; ++i) {
-        PrefetchAhead(hashes, i - begin);
-        out[i] = Find(names[i], hashes[i - begin]);
-      }
-    }
+    FindInChunks(
+        names.size(), [&](size_t i) { return names[i]; }, [&](size_t i) { return Hash(names[i]); },
+        out);
   }
 
   // out[i] = Find(items[i]->name()), each search started from the hash the item was filed under
   // (kept in it) instead of hashing its name again; overlapped as FindMany's. For checking that
   // each item is the one its name finds (Verify): an item never filed finds another or none.
   void FindManyAsFiled(std::span<const T* const> items, std::span<T*> out) const {
-    std::vector<uint64_t> hashes;
-    for (size_t begin = 0; begin < items.size(); begin += kBulkChunk) {
-      const size_t end = std::min(items.size(), begin + kBulkChunk);
-      hashes.clear();
-      for (size_t i = begin; i < end; ++i) hashes.push_back(items[i]->name_hash_);
-      for (size_t i = begin; i < end; ++i) {
-        PrefetchAhead(hashes, i - begin);
-        out[i] = Find(items[i]->name(), hashes[i - begin]);
-      }
-    }
+    FindInChunks(
+        items.size(), [&](size_t i) { return items[i]->name(); },
+        [&](size_t i) { return items[i]->name_hash_; }, out);
   }
 
   // Names hashed at a time by bulk callers: small enough to stay cached between hashing and
@@ -194,6 +179,22 @@ class NameIndex {
   // Searches prepared ahead per stage of PrefetchAhead: enough to cover a miss, few enough that
   // what was loaded is still cached when it is used.
   static constexpr size_t kPrefetchStep = 4;
+
+  // out[i] = Find(name_of(i), hash_of(i)) for i < count: the hashes are taken a chunk at a time
+  // (so that the names are still cached when compared), and each search is prepared ahead.
+  template <typename NameOf, typename HashOf>
+  void FindInChunks(size_t count, NameOf name_of, HashOf hash_of, std::span<T*> out) const {
+    std::vector<uint64_t> hashes;
+    for (size_t begin = 0; begin < count; begin += kBulkChunk) {
+      const size_t end = std::min(count, begin + kBulkChunk);
+      hashes.clear();
+      for (size_t i = begin; i < end; ++i) hashes.push_back(hash_of(i));
+      for (size_t i = begin; i < end; ++i) {
+        PrefetchAhead(hashes, i - begin);
+        out[i] = Find(name_of(i), hashes[i - begin]);
+      }
+    }
+  }
 
   static size_t CapacityFor(size_t count) {
     return std::bit_ceil(std::max<size_t>(16, count * kMaxLoadDen / kMaxLoadNum + 1));
