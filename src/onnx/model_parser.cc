@@ -219,27 +219,47 @@ StatusOr<std::unique_ptr<ModelParser>> ModelParser::Start(
   // The graph's fields: its repeated fields split out in the order the graph is built from them
   // (initializers and inputs, nodes, the rest), the others left to protobuf. A first scan counts
   // them, so that the items are laid out in place: a million-node graph has about two million.
-  size_t counts[3] = {0, 0, 0};  // by ItemGroup
+  // It marks where it is every kFieldsPerMark of them, and a second scan from the marks lays them
+  // out in parts on the threads.
+  std::vector<ScanMark> marks = {{graph_field->payload, {0, 0, 0}}};
+  ScanMark at = marks.front();
   for (WireScanner scan(graph_field->payload, graph_field->end); !scan.done();) {
     const std::optional<WireField> field = scan.Next();
     if (!field.has_value()) return parse_plainly();
-    if (IsSplitField(*field)) ++counts[GroupOf(field->number)];
-  }
-  parser->num_sources_ = counts[kSources];
-  parser->nodes_.resize(counts[kNodes]);
-  parser->items_.resize(counts[kSources] + counts[kNodes] + counts[kRest]);
-  Item* next[3] = {parser->items_.data(), parser->items_.data() + counts[kSources],
-                   parser->items_.data() + counts[kSources] + counts[kNodes]};
-  OtherFields graph_fields;
-  for (WireScanner scan(graph_field->payload, graph_field->end); !scan.done();) {
-    const WireField field = *scan.Next();  // the first scan read it
-    if (IsSplitField(field)) {
-      *next[GroupOf(field.number)]++ = {
-          field.payload, static_cast<uint32_t>(field.end - field.payload), field.number};
-    } else {
-      graph_fields.Add(field);
+    if (!IsSplitField(*field)) continue;
+    ++at.counts[GroupOf(field->number)];
+    if ((at.counts[kSources] + at.counts[kNodes] + at.counts[kRest]) % kFieldsPerMark == 0) {
+      at.at = field->end;
+      marks.push_back(at);
     }
   }
+  const size_t* counts = at.counts;
+  parser->num_sources_ = counts[kSources];
+  parser->nodes_.resize(counts[kNodes]);
+  const size_t num_items = counts[kSources] + counts[kNodes] + counts[kRest];
+  // Not value-initialized: the parts write every item.
+  parser->item_storage_ = std::make_unique_for_overwrite<Item[]>(num_items);
+  parser->items_ = std::span(parser->item_storage_.get(), num_items);
+  const int parts = static_cast<int>(std::min<size_t>(std::max(threads, 1), marks.size()));
+  std::vector<OtherFields> graph_fields(static_cast<size_t>(parts));
+  ZG_RETURN_IF_ERROR(ParallelFor(static_cast<size_t>(parts), parts, [&](size_t part) {
+    const ScanMark& from = marks[part * marks.size() / static_cast<size_t>(parts)];
+    const size_t to_mark = (part + 1) * marks.size() / static_cast<size_t>(parts);
+    const uint8_t* to = to_mark < marks.size() ? marks[to_mark].at : graph_field->end;
+    Item* const items = parser->items_.data();
+    Item* next[3] = {items + from.counts[kSources], items + counts[kSources] + from.counts[kNodes],
+                     items + counts[kSources] + counts[kNodes] + from.counts[kRest]};
+    for (WireScanner scan(from.at, to); !scan.done();) {
+      const WireField field = *scan.Next();  // the first scan read it
+      if (IsSplitField(field)) {
+        *next[GroupOf(field.number)]++ = {
+            field.payload, static_cast<uint32_t>(field.end - field.payload), field.number, nullptr};
+      } else {
+        graph_fields[part].Add(field);
+      }
+    }
+    return Status::Ok();
+  }));
 
   parser->num_chunks_ = (parser->items_.size() + kChunkItems - 1) / kChunkItems;
   parser->chunks_ = std::make_unique<Chunk[]>(parser->num_chunks_);
@@ -257,7 +277,10 @@ StatusOr<std::unique_ptr<ModelParser>> ModelParser::Start(
   // threads parse the items, which do not touch them.
   onnx::GraphProto& graph = *model.mutable_graph();
   parser->graph_ = &graph;
-  if (!model_fields.MergeInto(model) || !graph_fields.MergeInto(graph)) return NotAModel();
+  if (!model_fields.MergeInto(model)) return NotAModel();
+  for (const OtherFields& fields : graph_fields) {
+    if (!fields.MergeInto(graph)) return NotAModel();
+  }
   // Alone, parsing everything first is faster than taking turns with building the graph: the
   // parse's and the graph's memory are then not interleaved.
   if (parser->workers_.empty()) {

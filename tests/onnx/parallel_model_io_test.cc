@@ -170,6 +170,53 @@ TEST(ModelParserTest, MergesTwoGraphFieldsAsProtobufDoes) {
   }
 }
 
+// A model whose graph's fields lie interleaved in the file, as protobuf reads them in any order:
+// nodes, initializers, value lists and the graph's own doc string (of which the last counts), one
+// message each in turn. It has enough of them that Start lays them out in several parts.
+std::string InterleavedModel(int rounds) {
+  onnx::ModelProto model;
+  model.set_ir_version(8);
+  model.add_opset_import()->set_version(17);
+  std::string graph_bytes;
+  for (int i = 0; i < rounds; ++i) {
+    onnx::GraphProto piece;
+    onnx::NodeProto& node = *piece.add_node();
+    node.set_op_type("Relu");
+    node.add_input(i == 0 ? "x" : StrCat("y", i - 1));
+    node.add_output(StrCat("y", i));
+    if (i % 3 == 0) {
+      onnx::TensorProto& init = *piece.add_initializer();
+      init.set_name(StrCat("w", i));
+      init.set_data_type(onnx::TensorProto::FLOAT);
+      init.add_float_data(static_cast<float>(i));
+    }
+    if (i % 4 == 0) piece.add_value_info()->set_name(StrCat("y", i));
+    if (i % 5 == 0) piece.add_output()->set_name(StrCat("y", i));
+    if (i % 7 == 0) piece.add_input()->set_name(StrCat("in", i));
+    if (i % 1000 == 0) piece.set_doc_string(StrCat("doc ", i));
+    graph_bytes += piece.SerializeAsString();
+  }
+  std::string bytes = model.SerializeAsString();
+  AppendVarint(bytes, LengthDelimitedTag(kModelGraph));
+  AppendVarint(bytes, graph_bytes.size());
+  return bytes + graph_bytes;
+}
+
+TEST(ModelParserTest, LaysOutInterleavedFieldsInPartsAsAPlainParseDoes) {
+  const int rounds = 3 * static_cast<int>(ModelParser::kFieldsPerMark);
+  const std::string bytes = InterleavedModel(rounds);
+  const std::string expected = PlainlyReserialized(bytes);
+  onnx::ModelProto plain;
+  ASSERT_TRUE(plain.ParseFromString(bytes));
+  ASSERT_EQ(plain.graph().node_size(), rounds);
+  EXPECT_EQ(plain.graph().doc_string(), StrCat("doc ", (rounds - 1) / 1000 * 1000));
+  for (int threads : {2, 3, 8}) {
+    StatusOr<std::string> parsed = ParseAndReassemble(AsBytes(bytes), threads);
+    ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+    EXPECT_TRUE(*parsed == expected) << threads << " threads";
+  }
+}
+
 TEST(ModelParserTest, NamesTheMessageThatDoesNotParse) {
   std::string bytes = MixedModel(3000);
   // Node 2000's name becomes a length-delimited field claiming more bytes than the node holds.
