@@ -4,6 +4,7 @@
 #include <atomic>
 #include <climits>
 #include <cstdint>
+#include <future>
 #include <optional>
 #include <string_view>
 #include <thread>
@@ -164,6 +165,101 @@ bool AppendNamesFromBytes(const uint8_t* begin, const uint8_t* end, NodeNameList
   return true;
 }
 
+// Where a scan over the graph's fields is, with the split fields it has counted by group: a
+// point from which another scan can lay out the items that follow.
+struct ScanMark {
+  const uint8_t* at;
+  size_t counts[3];  // by ItemGroup
+
+  size_t total() const { return counts[kSources] + counts[kNodes] + counts[kRest]; }
+};
+
+// Counts the split fields from `mark` to `end`, appending a mark every
+// ModelParser::kFieldsPerMark of them, and stops early at the end of a field where
+// `stops_at(position)`. Where it stopped, or nullopt when the bytes are not fields it can read.
+template <typename StopsAt>
+std::optional<ScanMark> CountFields(ScanMark mark, const uint8_t* end, std::vector<ScanMark>& marks,
+                                    StopsAt stops_at) {
+  for (WireScanner scan(mark.at, end); !scan.done();) {
+    const std::optional<WireField> field = scan.Next();
+    if (!field.has_value()) return std::nullopt;
+    mark.at = field->end;
+    if (IsSplitField(*field)) {
+      ++mark.counts[GroupOf(field->number)];
+      if (mark.total() % ModelParser::kFieldsPerMark == 0) marks.push_back(mark);
+    }
+    if (stops_at(mark.at)) break;
+  }
+  return mark;
+}
+
+// The first position from `from` on where a scan reads a run of split fields, likely the start
+// of one; null when there is none near.
+const uint8_t* LikelyFieldStart(const uint8_t* from, const uint8_t* end) {
+  constexpr int kFieldsInARun = 16;
+  constexpr size_t kSearchedBytes = size_t{64} << 10;
+  for (const uint8_t* at = from; at < std::min(end, from + kSearchedBytes); ++at) {
+    WireScanner scan(at, end);
+    int run = 0;
+    for (; run < kFieldsInARun && !scan.done(); ++run) {
+      const std::optional<WireField> field = scan.Next();
+      if (!field.has_value() || !IsSplitField(*field)) break;
+    }
+    if (run == kFieldsInARun) return at;
+  }
+  return nullptr;
+}
+
+// Counts the graph's split fields in [begin, end), marking every ModelParser::kFieldsPerMark of
+// them (the first mark is `begin`'s); nullopt when the bytes are not fields the scan can read.
+//
+// A large graph's second half is counted on another thread, from a point found by its bytes
+// (LikelyFieldStart), which may lie inside a field. The first half's count goes on past that
+// point until it stands where the other count marked: from there both read the same fields, so
+// the other count's tail is this one's. Where they never meet, the first count goes on alone.
+std::optional<ScanMark> CountGraphFields(const uint8_t* begin, const uint8_t* end, int threads,
+                                         std::vector<ScanMark>& marks) {
+  marks = {{begin, {0, 0, 0}}};
+  auto never = [](const uint8_t*) { return false; };
+  const uint8_t* guess = nullptr;
+  if (threads > 1 && static_cast<size_t>(end - begin) >= 2 * ModelParser::kBytesPerCountingThread) {
+    guess = LikelyFieldStart(begin + (end - begin) / 2, end);
+  }
+  if (guess == nullptr) return CountFields(marks.front(), end, marks, never);
+
+  struct Tail {
+    std::vector<ScanMark> marks;
+    std::optional<ScanMark> stop;
+  };
+  std::future<Tail> tail = RunOnTheSide([guess, end, never] {
+    Tail counted{.marks = {{guess, {0, 0, 0}}}, .stop = std::nullopt};
+    counted.stop = CountFields(counted.marks.front(), end, counted.marks, never);
+    return counted;
+  });
+  std::optional<ScanMark> head =
+      CountFields(marks.front(), end, marks, [guess](const uint8_t* at) { return at >= guess; });
+  Tail other = tail.get();
+  if (!head.has_value() || head->at == end) return head;
+  if (!other.stop.has_value()) return CountFields(*head, end, marks, never);
+  size_t meet = 0;  // the other count's first mark not passed
+  auto meets = [&](const uint8_t* at) {
+    while (meet < other.marks.size() && other.marks[meet].at < at) ++meet;
+    return meet < other.marks.size() && other.marks[meet].at == at;
+  };
+  if (!meets(head->at)) head = CountFields(*head, end, marks, meets);
+  if (!head.has_value() || head->at == end) return head;
+  // Met: the other count's marks from here on, and its end, shifted by the difference.
+  auto shifted = [&](const ScanMark& mark) {
+    ScanMark moved = mark;
+    for (size_t g = 0; g < 3; ++g) {
+      moved.counts[g] = head->counts[g] + mark.counts[g] - other.marks[meet].counts[g];
+    }
+    return moved;
+  };
+  for (size_t k = meet + 1; k < other.marks.size(); ++k) marks.push_back(shifted(other.marks[k]));
+  return shifted(*other.stop);
+}
+
 Status NotAModel() {
   return DataLossError("the file is not a valid ONNX model (protobuf parse failed)");
 }
@@ -221,19 +317,11 @@ StatusOr<std::unique_ptr<ModelParser>> ModelParser::Start(
   // them, so that the items are laid out in place: a million-node graph has about two million.
   // It marks where it is every kFieldsPerMark of them, and a second scan from the marks lays them
   // out in parts on the threads.
-  std::vector<ScanMark> marks = {{graph_field->payload, {0, 0, 0}}};
-  ScanMark at = marks.front();
-  for (WireScanner scan(graph_field->payload, graph_field->end); !scan.done();) {
-    const std::optional<WireField> field = scan.Next();
-    if (!field.has_value()) return parse_plainly();
-    if (!IsSplitField(*field)) continue;
-    ++at.counts[GroupOf(field->number)];
-    if ((at.counts[kSources] + at.counts[kNodes] + at.counts[kRest]) % kFieldsPerMark == 0) {
-      at.at = field->end;
-      marks.push_back(at);
-    }
-  }
-  const size_t* counts = at.counts;
+  std::vector<ScanMark> marks;
+  const std::optional<ScanMark> at =
+      CountGraphFields(graph_field->payload, graph_field->end, threads, marks);
+  if (!at.has_value()) return parse_plainly();
+  const size_t* counts = at->counts;
   parser->num_sources_ = counts[kSources];
   parser->nodes_.resize(counts[kNodes]);
   const size_t num_items = counts[kSources] + counts[kNodes] + counts[kRest];

@@ -13,6 +13,7 @@
 #include <mutex>
 #include <span>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -170,13 +171,21 @@ TEST(ModelParserTest, MergesTwoGraphFieldsAsProtobufDoes) {
   }
 }
 
+// A model of IR 8 and opset 17 whose graph is the serialized `graph_bytes`.
+std::string ModelWithGraph(const std::string& graph_bytes) {
+  onnx::ModelProto model;
+  model.set_ir_version(8);
+  model.add_opset_import()->set_version(17);
+  std::string bytes = model.SerializeAsString();
+  AppendVarint(bytes, LengthDelimitedTag(kModelGraph));
+  AppendVarint(bytes, graph_bytes.size());
+  return bytes + graph_bytes;
+}
+
 // A model whose graph's fields lie interleaved in the file, as protobuf reads them in any order:
 // nodes, initializers, value lists and the graph's own doc string (of which the last counts), one
 // message each in turn. It has enough of them that Start lays them out in several parts.
 std::string InterleavedModel(int rounds) {
-  onnx::ModelProto model;
-  model.set_ir_version(8);
-  model.add_opset_import()->set_version(17);
   std::string graph_bytes;
   for (int i = 0; i < rounds; ++i) {
     onnx::GraphProto piece;
@@ -196,10 +205,7 @@ std::string InterleavedModel(int rounds) {
     if (i % 1000 == 0) piece.set_doc_string(StrCat("doc ", i));
     graph_bytes += piece.SerializeAsString();
   }
-  std::string bytes = model.SerializeAsString();
-  AppendVarint(bytes, LengthDelimitedTag(kModelGraph));
-  AppendVarint(bytes, graph_bytes.size());
-  return bytes + graph_bytes;
+  return ModelWithGraph(graph_bytes);
 }
 
 TEST(ModelParserTest, LaysOutInterleavedFieldsInPartsAsAPlainParseDoes) {
@@ -214,6 +220,51 @@ TEST(ModelParserTest, LaysOutInterleavedFieldsInPartsAsAPlainParseDoes) {
     StatusOr<std::string> parsed = ParseAndReassemble(AsBytes(bytes), threads);
     ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
     EXPECT_TRUE(*parsed == expected) << threads << " threads";
+  }
+}
+
+// A large graph is counted from both ends (ModelParser::kBytesPerCountingThread): the second
+// count starts at a point found by its bytes. In the second model that point lies in an
+// initializer's raw data, in the middle of the graph, which reads as node messages: the second
+// count is wrong until it leaves them, and meets the first a few thousand messages later. What is
+// parsed is what protobuf parses.
+TEST(ModelParserTest, CountsALargeGraphFromBothEndsAsAPlainParseDoes) {
+  const std::string interleaved = InterleavedModel(80000);
+  ASSERT_GT(interleaved.size(), 2 * ModelParser::kBytesPerCountingThread);
+
+  auto nodes = [](std::string_view prefix, int first, int count) {
+    onnx::GraphProto piece;
+    for (int i = first; i < first + count; ++i) {
+      onnx::NodeProto& node = *piece.add_node();
+      node.set_op_type("Relu");
+      node.add_input(StrCat(prefix, i));
+      node.add_output(StrCat(prefix, i + 1));
+    }
+    return piece.SerializeAsString();
+  };
+  onnx::GraphProto decoy;
+  onnx::TensorProto& init = *decoy.add_initializer();
+  init.set_name("raw");
+  init.set_data_type(onnx::TensorProto::UINT8);
+  const std::string decoy_nodes = nodes("decoy", 0, 3000);
+  init.add_dims(static_cast<int64_t>(decoy_nodes.size()));
+  init.set_raw_data(decoy_nodes);
+  constexpr int kHalf = 60000;
+  const std::string graph_bytes =
+      nodes("y", 0, kHalf) + decoy.SerializeAsString() + nodes("y", kHalf, kHalf);
+  const std::string with_decoys = ModelWithGraph(graph_bytes);
+  ASSERT_GT(with_decoys.size(), 2 * ModelParser::kBytesPerCountingThread);
+  const size_t raw_at = graph_bytes.find(decoy_nodes);
+  ASSERT_LT(raw_at, graph_bytes.size() / 2);
+  ASSERT_GT(raw_at + decoy_nodes.size(), graph_bytes.size() / 2);
+
+  for (const std::string* bytes : {&interleaved, &with_decoys}) {
+    const std::string expected = PlainlyReserialized(*bytes);
+    for (int threads : {2, 8}) {
+      StatusOr<std::string> parsed = ParseAndReassemble(AsBytes(*bytes), threads);
+      ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+      EXPECT_TRUE(*parsed == expected) << bytes->size() << " bytes, " << threads << " threads";
+    }
   }
 }
 
@@ -286,10 +337,7 @@ std::string OddlyLaidOutModel() {
     AppendVarint(graph_bytes, node.size());
     graph_bytes += node;
   }
-  std::string bytes = model.SerializeAsString();
-  AppendVarint(bytes, LengthDelimitedTag(kModelGraph));
-  AppendVarint(bytes, graph_bytes.size());
-  return bytes + graph_bytes;
+  return ModelWithGraph(graph_bytes);
 }
 
 TEST(ModelParserTest, ReadsNamesLaidOutInAnyOrderAsProtobufDoes) {
