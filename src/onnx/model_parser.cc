@@ -324,7 +324,7 @@ StatusOr<std::unique_ptr<ModelParser>> ModelParser::Start(
   const size_t* counts = at->counts;
   parser->num_sources_ = counts[kSources];
   parser->nodes_.resize(counts[kNodes]);
-  const size_t num_items = counts[kSources] + counts[kNodes] + counts[kRest];
+  const size_t num_items = at->total();
   // Not value-initialized: the parts write every item.
   parser->item_storage_ = std::make_unique_for_overwrite<Item[]>(num_items);
   parser->items_ = std::span(parser->item_storage_.get(), num_items);

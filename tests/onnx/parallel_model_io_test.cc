@@ -322,9 +322,6 @@ std::string OddlyLaidOutModel() {
           NodeField([](onnx::NodeProto& node) { node.set_doc_string("doc"); }),
       input("a") + output("c") + op("Add") + input("b") + RoleField(),
   };
-  onnx::ModelProto model;
-  model.set_ir_version(8);
-  model.add_opset_import()->set_version(17);
   onnx::GraphProto graph;
   graph.set_name("odd");
   onnx::ValueInfoProto& x = *graph.add_input();
