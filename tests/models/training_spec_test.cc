@@ -3,12 +3,15 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <memory>
+#include <random>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include "zerograph/core/str_cat.h"
 #include "zerograph/ir/graph.h"
 #include "zerograph/ir/graph_builder.h"
 
@@ -136,6 +139,65 @@ TEST(TrainingSpecTest, ResolvedBindingGivesTheValues) {
       if (names == BindingNames::kViewed) expected = {{"w.new", "w"}};
       EXPECT_EQ(viewed, expected) << text;
       EXPECT_EQ(spec.spec.loss, "loss");
+    }
+  }
+}
+
+// MakeGraph with `n` more parameters p<i>, each with a constant c<i> beside it (bound to nothing)
+// and its own SGD update, the updates made graph outputs in `output_order`.
+std::unique_ptr<Graph> MakeGraphWithParameters(int n, const std::vector<int>& output_order) {
+  std::unique_ptr<Graph> graph = MakeGraph();
+  GraphBuilder b(*graph);
+  Value* lr = graph->FindValue("lr");
+  std::vector<Value*> updated;
+  for (int i = 0; i < n; ++i) {
+    Value* p = b.Initializer(StrCat("p", i), {2}, std::vector<float>{1, 2});
+    b.Initializer(StrCat("c", i), {1}, std::vector<float>{3});
+    Value* grad = b.Op("Identity", {p}, StrCat("p", i, ".grad"));
+    updated.push_back(b.Op({kZerographDomain, "SGD"}, {lr, p, grad}, StrCat("p", i, ".new")));
+  }
+  for (const int i : output_order) b.Output(updated[static_cast<size_t>(i)]);
+  return graph;
+}
+
+// Where a binding lists its entries in the order of the graph's outputs and initializers, the
+// reader finds them by walking those lists; in any other order (reversed, shuffled, in blocks, the
+// outputs listed against their making), by looking the names up. Every order gives each entry's
+// own values.
+TEST(TrainingSpecTest, ResolvesABindingInAnyOrder) {
+  constexpr int kParameters = 300;
+  std::vector<int> in_order(kParameters);
+  for (int i = 0; i < kParameters; ++i) in_order[static_cast<size_t>(i)] = i;
+  std::vector<int> reversed(in_order.rbegin(), in_order.rend());
+  std::vector<int> shuffled = in_order;
+  std::shuffle(shuffled.begin(), shuffled.end(), std::mt19937(16));
+  std::vector<int> halves_swapped(in_order.begin() + kParameters / 2, in_order.end());
+  halves_swapped.insert(halves_swapped.end(), in_order.begin(), in_order.begin() + kParameters / 2);
+  const std::vector<std::pair<std::vector<int>, std::vector<int>>> cases = {
+      {in_order, in_order},       {in_order, reversed}, {in_order, shuffled},
+      {in_order, halves_swapped}, {reversed, reversed}, {reversed, in_order}};
+  for (size_t c = 0; c < cases.size(); ++c) {
+    const auto& [output_order, binding_order] = cases[c];
+    std::unique_ptr<Graph> graph = MakeGraphWithParameters(kParameters, output_order);
+    SetGoodMetadata(*graph);
+    std::string binding = R"({"w.new": "w")";
+    std::vector<std::pair<std::string, std::string>> names = {{"w.new", "w"}};
+    for (const int i : binding_order) {
+      names.emplace_back(StrCat("p", i, ".new"), StrCat("p", i));
+      binding += StrCat(R"(, ")", names.back().first, R"(": ")", names.back().second, R"(")");
+    }
+    graph->SetMetadata("zerograph.state_binding", binding + "}");
+    StatusOr<std::optional<ResolvedTrainingSpec>> resolved =
+        ReadResolvedTrainingSpec(*graph, BindingNames::kNone);
+    ASSERT_TRUE(resolved.ok()) << "case " << c << ": " << resolved.status().ToString();
+    const ResolvedTrainingSpec& spec = **resolved;
+    ASSERT_EQ(spec.binding_new_values.size(), names.size()) << "case " << c;
+    ASSERT_EQ(spec.binding_old_values.size(), names.size()) << "case " << c;
+    for (size_t k = 0; k < names.size(); ++k) {
+      EXPECT_EQ(spec.binding_new_values[k], graph->FindValue(names[k].first))
+          << "case " << c << ", entry " << k;
+      EXPECT_EQ(spec.binding_old_values[k], graph->FindValue(names[k].second))
+          << "case " << c << ", entry " << k;
     }
   }
 }
