@@ -820,7 +820,7 @@ StatusOr<SizeResult> BenchOneSize(int64_t target_nodes, const BenchOptions& opti
   // Before each timed run the output is removed, untimed: replacing a file costs its size in
   // unlinking (about 80 ms for 404 MB on ext4 with `discard`), which would bill each run for the
   // output of the variant before it.
-  auto settle = [&]() -> Status {
+  auto before_timed_run = [&]() -> Status {
     std::error_code ignored;
     fs::remove(out, ignored);
     if (!options.settle_memory) return Status::Ok();
@@ -846,7 +846,7 @@ StatusOr<SizeResult> BenchOneSize(int64_t target_nodes, const BenchOptions& opti
     }
     // Rotate the order so that no variant always runs first.
     for (int k = 0; k < variants; ++k) {
-      ZG_RETURN_IF_ERROR(settle());
+      ZG_RETURN_IF_ERROR(before_timed_run());
       switch ((rep + k) % variants) {
         case 0: {
           ZG_ASSIGN_OR_RETURN(Sample s,
@@ -913,7 +913,7 @@ StatusOr<SizeResult> BenchOneSize(int64_t target_nodes, const BenchOptions& opti
                     << " repetitions\n";
           break;
         }
-        ZG_RETURN_IF_ERROR(settle());
+        ZG_RETURN_IF_ERROR(before_timed_run());
         ZG_ASSIGN_OR_RETURN(PassSample sample, InChildProcess<PassSample>([&] {
                               return RunPasses(in, options.nranks, limit,
                                                *AlignmentFromName(options.align));

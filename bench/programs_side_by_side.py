@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
-"""Times programs on one graph side by side: in every round each program runs once, in a process
-of its own timed from fork to exit, after a child that touches and frees more memory than any run's
+"""Times programs on one graph side by side: in every round each program runs once, in a process of
+its own timed from fork to exit, after a child that touches and frees more memory than any run's
 peak (as graph-io-bench's SettleMemory: in this VM a run otherwise pays for the part of its peak
-above its predecessor's). The output is removed before every run, untimed: replacing a file
-costs its size in unlinking (about 80 ms for 404 MB on this host's ext4 with `discard`), which
-would bill each run for the output of the one before it. The order is reversed every other round,
-the first program (the baseline) staying first. Prints each program's median wall time, its ratio to the baseline's, CPU
-(user + system) and peak resident memory, read from wait4.
+above its predecessor's). The output is removed before every run, untimed: replacing a file costs
+its size in unlinking (about 80 ms for 404 MB on this host's ext4 with `discard`), which would bill
+each run for the output of the one before it. The order is reversed every other round, the first
+program (the baseline) staying first. Prints each program's median wall time, its ratio to the
+baseline's, CPU (user + system) and peak resident memory, read from wait4.
 
 Usage: bench/programs_side_by_side.py --graph IN --rounds 11 \\
          bare=build-release/bench/bare-round-trip {in} {out} \\

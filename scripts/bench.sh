@@ -245,31 +245,30 @@ elsewhere (ONNX Runtime's optimizer graphs, hand-written ones): standard ops onl
 backward, no `__op_role`, no `value_info`, one multi-tensor AdamW over every parameter (4 and 16
 elements, about 143k parameters at 1M nodes), and gradient post-processing chains of 0-3 nodes
 (Identity, Cast, Mul by a constant) after the whole backward. The graph is generated at bench time
-and was not tuned to our code: its shape (many tiny parameters, one optimizer node, no
-annotations) is the one that was slowest for us when issue 16 was filed. Loading it infers the
-roles, and to tell the chains from the bias gradients' ReduceSum, whether each node keeps its
-input's shape. Their last table times `rewrite-graph` itself, each run a process of its own timed
-from fork to exit, alternating with the bare round trip as a program of its own
-(`bench/bare_round_trip.cc`: read, parse into a heap `ModelProto`, serialize, write, fsync, rename,
-exit without freeing, as rewrite-graph exits; it links protobuf and ONNX's messages only), timed
-the same way: `IN -o OUT` (load, role inference, verify, save) and `--nranks 8 --overlap` with the
-seed's padding (second run) and `--align compact` (third run; the seed's rule pads the 143k tiny
-parameters to 16 x 8 elements each, so its output is nearly twice the input; the zeroed optimizer
-states in it, 146 MB, are left as holes in the file), with CPU time
-(system time apart) and peak resident memory. Until 2026-12-04 the baseline was the round trip
-timed inside a child process (the first table's "bare round trip"), which leaves out what a program
-pays and rewrite-graph's time includes: its start and the kernel dropping its memory at exit. On
-2026-12-04 the two differed by this host's noise more than by that (the program took 0.77-1.48x
-the in-child time over that day's runs at 1M nodes, while its start and exit take about 0.15-0.2 s);
-the ratio against the in-child time is still
-shown ("/ in-child"). Since 2026-12-05 each timed run follows a child process that touches and
-frees 1.5x the largest peak seen (`SettleMemory`): in this VM a run had paid for the part of its
-peak above its predecessor's, and the ratios followed the order of the runs (below). Since
-2026-12-06 the output is removed before each timed run (replacing a file costs its size in
-unlinking here, which billed each run for its predecessor's output) and the bare round trip
-writes in 1 MiB pieces, as SaveModel does (one write of the whole model took 55 ms to 2.1 s in
-this VM, the pieces 53-136 ms). Issue 16's goals: copy at most 1.0x and rewrite at most 1.3x the bare round trip's time, peak memory at most
-the bare round trip's, 10x the nodes at most 11x the time.
+and was not tuned to our code: its shape (many tiny parameters, one optimizer node, no annotations)
+is the one that was slowest for us when issue 16 was filed. Loading it infers the roles, and to tell
+the chains from the bias gradients' ReduceSum, whether each node keeps its input's shape. Their last
+table times `rewrite-graph` itself, each run a process of its own timed from fork to exit,
+alternating with the bare round trip as a program of its own (`bench/bare_round_trip.cc`: read,
+parse into a heap `ModelProto`, serialize, write, fsync, rename, exit without freeing, as
+rewrite-graph exits; it links protobuf and ONNX's messages only), timed the same way: `IN -o OUT`
+(load, role inference, verify, save) and `--nranks 8 --overlap` with the seed's padding (second run)
+and `--align compact` (third run; the seed's rule pads the 143k tiny parameters to 16 x 8 elements
+each, so its output is nearly twice the input; the zeroed optimizer states in it, 146 MB, are left
+as holes in the file), with CPU time (system time apart) and peak resident memory. Until 2026-12-04
+the baseline was the round trip timed inside a child process (the first table's "bare round trip"),
+which leaves out what a program pays and rewrite-graph's time includes: its start and the kernel
+dropping its memory at exit. On 2026-12-04 the two differed by this host's noise more than by that
+(the program took 0.77-1.48x the in-child time over that day's runs at 1M nodes, while its start and
+exit take about 0.15-0.2 s); the ratio against the in-child time is still shown ("/ in-child").
+Since 2026-12-05 each timed run follows a child process that touches and frees 1.5x the largest peak
+seen (`SettleMemory`): in this VM a run had paid for the part of its peak above its predecessor's,
+and the ratios followed the order of the runs (below). Since 2026-12-06 the output is removed before
+each timed run (replacing a file costs its size in unlinking here, which billed each run for its
+predecessor's output) and the bare round trip writes in 1 MiB pieces, as SaveModel does (one write
+of the whole model took 55 ms to 2.1 s in this VM, the pieces 53-136 ms). Issue 16's goals: copy at
+most 1.0x and rewrite at most 1.3x the bare round trip's time, peak memory at most the bare round
+trip's, 10x the nodes at most 11x the time.
 
 EOF
   for run in "${io_runs[@]}"; do
