@@ -469,14 +469,14 @@ void Graph::SetInput(Node* node, size_t index, Value* value) {
   if (old == value) return;
   if (old != nullptr) RemoveUse(old, node, static_cast<int>(index));
   node->inputs_[index] = value;
-  node->lead_size_ = Node::kLeadSizeUnknown;
+  node->NoteEdgesEdited();
   if (value != nullptr) AddUse(value, node, static_cast<int>(index));
 }
 
 void Graph::AppendInput(Node* node, Value* value) {
   node->inputs_.push_back(value);
   node->input_uses_.push_back(0);
-  node->lead_size_ = Node::kLeadSizeUnknown;
+  node->NoteEdgesEdited();
   if (value != nullptr) AddUse(value, node, static_cast<int>(node->inputs_.size()) - 1);
 }
 
@@ -496,7 +496,7 @@ void Graph::ReplaceAllUsesWith(Value* from, Value* to) {
   if (from == to) return;
   for (const Use& use : from->users_) {
     use.node->inputs_[use.input_index] = to;
-    use.node->lead_size_ = Node::kLeadSizeUnknown;
+    use.node->NoteEdgesEdited();
     AddUse(to, use.node, use.input_index);
   }
   from->users_.clear();
@@ -523,9 +523,9 @@ void Graph::MoveDefinition(Node* node, Value* value) {
   // The name stays where it is (an initializer's message is kept, though no longer written).
   if (Node* old = value->producer_) {
     old->outputs_[static_cast<size_t>(value->producer_output_index_)] = nullptr;
-    old->lead_size_ = Node::kLeadSizeUnknown;
+    old->NoteEdgesEdited();
   }
-  node->lead_size_ = Node::kLeadSizeUnknown;
+  node->NoteEdgesEdited();
   value->initializer_ = nullptr;
   value->producer_ = node;
   value->producer_output_index_ = static_cast<int>(node->outputs_.size());
@@ -765,9 +765,21 @@ std::optional<int64_t> Graph::OpsetVersion(std::string_view domain) const {
 }
 
 void Graph::SetOpsetVersion(std::string_view domain, int64_t version) {
+  std::vector<const OpInfo*> recontracted;
   for (KnownOp& op : known_ops_) {
     if (op.info.versions != nullptr && NormalizeDomain(op.domain) == NormalizeDomain(domain)) {
-      op.info.contract = OpContracts::PickVersion(*op.info.versions, version);
+      const OpContract* contract = OpContracts::PickVersion(*op.info.versions, version);
+      if (contract != op.info.contract) recontracted.push_back(&op.info);
+      op.info.contract = contract;
+    }
+  }
+  // Their nodes were checked against another contract (rare: a pass sets the version it found).
+  if (!recontracted.empty()) {
+    for (Node* node : stored_nodes()) {
+      if (std::find(recontracted.begin(), recontracted.end(), node->op_info_) !=
+          recontracted.end()) {
+        node->contract_checked_ = false;
+      }
     }
   }
   for (onnx::OperatorSetIdProto& opset : *store_->model->mutable_opset_import()) {

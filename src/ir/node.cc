@@ -3,6 +3,14 @@
 #include <onnx/onnx_pb.h>
 
 namespace zerograph {
+namespace {
+
+// Annotations (role, stream, bucket and any other) are the attributes named "__...".
+bool IsAnnotation(std::string_view name) {
+  return name.size() >= 2 && name[0] == '_' && name[1] == '_';
+}
+
+}  // namespace
 
 void Node::SetRole(OpRole role, bool is_loss) {
   role_bits_ = static_cast<int64_t>(role) | (is_loss ? kLossRoleBit : 0);
@@ -26,8 +34,8 @@ void Node::SetBucket(int64_t bucket) {
 void Node::LoadAnnotations() {
   may_have_role_attr_ = false;
   for (const onnx::AttributeProto& attr : proto_->attribute()) {
-    // Annotations start with "__"; most attributes are rejected by the first character.
-    if (attr.name().size() < 2 || attr.name()[0] != '_' || attr.name()[1] != '_') continue;
+    // Most attributes are rejected by the first character.
+    if (!IsAnnotation(attr.name())) continue;
     if (attr.name() == kOpRoleAttr) may_have_role_attr_ = true;
     if (attr.name() == kOpRoleAttr && attr.type() == onnx::AttributeProto::INT) {
       role_bits_ = attr.i();
@@ -47,6 +55,8 @@ const onnx::AttributeProto* Node::FindAttribute(std::string_view name) const {
 }
 
 onnx::AttributeProto* Node::MutableAttribute(std::string_view name, AttributeType type) {
+  // Contracts declare no annotation: setting a role, stream or bucket keeps the check.
+  if (!IsAnnotation(name)) contract_checked_ = false;
   onnx::AttributeProto* found = nullptr;
   for (onnx::AttributeProto& attr : *proto_->mutable_attribute()) {
     if (attr.name() == name) {
@@ -144,7 +154,7 @@ void Node::SetStrings(std::string_view name, std::span<const std::string> values
 
 void Node::CopyAttributesFrom(const Node& other) {
   for (const onnx::AttributeProto& attr : other.proto_->attribute()) {
-    if (attr.name().starts_with("__")) continue;
+    if (IsAnnotation(attr.name())) continue;
     onnx::AttributeProto* copy =
         MutableAttribute(attr.name(), static_cast<AttributeType>(attr.type()));
     *copy = attr;
@@ -161,6 +171,7 @@ bool Node::RemoveAttribute(std::string_view name) {
   for (int i = 0; i < attrs->size(); ++i) {
     if (attrs->Get(i).name() != name) continue;
     attrs->DeleteSubrange(i, 1);
+    if (!IsAnnotation(name)) contract_checked_ = false;
     if (name == kOpRoleAttr) role_bits_ = -1;
     if (name == kExecutionStreamAttr) stream_ = {};
     if (name == kBucketAttr) bucket_ = -1;

@@ -76,11 +76,16 @@ Status InChunks(size_t chunks, int threads, const Check& check) {
   return Status::Ok();
 }
 
-// Checks `node` against the contract of its op at the graph's opset, if it has one.
+// Checks `node` against the contract of its op at the graph's opset, if it has one, unless it
+// passed that check and has not changed since (Node::contract_checked): the check reads only the
+// node, so its answer would be the same.
 Status CheckContract(GraphContracts& contracts, const Node& node) {
   const OpContract* contract = contracts.Find(node);
   if (contract == nullptr) return Status::Ok();
-  return CheckNodeAgainstContract(node, *contract, AttributeCheck::kRequired);
+  if (node.contract_checked() && contract == node.contract()) return Status::Ok();
+  ZG_RETURN_IF_ERROR(CheckNodeAgainstContract(node, *contract, AttributeCheck::kRequired));
+  if (contract == node.contract()) node.MarkContractChecked();
+  return Status::Ok();
 }
 
 // The checks, in chunks of the nodes in the order they were made, which threads take in turn;
@@ -289,6 +294,7 @@ Status VerifyContracts(std::span<const Node* const> nodes) {
     const OpContract* contract = node->contract();
     if (contract == nullptr) continue;
     ZG_RETURN_IF_ERROR(CheckNodeAgainstContract(*node, *contract, AttributeCheck::kRequired));
+    node->MarkContractChecked();
   }
   return Status::Ok();
 }

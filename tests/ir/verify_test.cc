@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -118,6 +119,80 @@ TEST_F(VerifyTest, ContractsReportTheFirstViolationInTheOrderGiven) {
   ASSERT_FALSE(status.ok());
   EXPECT_NE(status.message().find("'n900'"), std::string_view::npos) << status.message();
   EXPECT_FALSE(Verify(graph_).ok());  // Verify checks the contracts too
+}
+
+// Verify checks a node against its contract again only once it changed, so every kind of edit
+// must count. Each edit below breaks the contract of a node that passed, and nothing else: Verify
+// must see it. Annotations (role, stream, bucket), which no contract declares, keep the check.
+Status VerifyAfterEdit(const std::function<void(Graph&, Node* relu)>& edit) {
+  Graph graph;
+  graph.SetOpsetVersion("", 13);
+  Value* x = graph.AddInput("x", TensorType{DataType::kFloat32, std::vector<int64_t>{8}});
+  Node* neg = graph.AddNode("Neg", "", {x}, {"y"}, "neg");
+  Node* relu = graph.AddNode("Relu", "", {neg->output(0)}, {"z"}, "relu");
+  graph.AddOutput(relu->output(0));
+  EXPECT_TRUE(Verify(graph).ok());
+  EXPECT_TRUE(neg->contract_checked() && relu->contract_checked());
+  edit(graph, relu);
+  return Verify(graph);
+}
+
+TEST_F(VerifyTest, ChecksANodeAgainOnceItsEdgesChanged) {
+  Status status = VerifyAfterEdit([](Graph& graph, Node* relu) {
+    graph.AppendInput(relu, graph.inputs()[0]);
+    EXPECT_FALSE(relu->contract_checked());
+  });
+  EXPECT_NE(status.message().find("'relu' (Relu): has 2 inputs"), std::string_view::npos)
+      << status.message();
+  status = VerifyAfterEdit([](Graph& graph, Node* relu) { graph.SetInput(relu, 0, nullptr); });
+  EXPECT_NE(status.message().find("omits input 0"), std::string_view::npos) << status.message();
+  status = VerifyAfterEdit([](Graph& graph, Node* relu) {
+    Value* w = graph.AddInitializer("w", DataType::kFloat32, std::vector<int64_t>{8},
+                                    std::string(32, '\0'));
+    graph.AdoptAsOutput(relu, w, TensorType{DataType::kFloat32, std::vector<int64_t>{8}});
+  });
+  EXPECT_NE(status.message().find("'relu' (Relu): has 2 outputs"), std::string_view::npos)
+      << status.message();
+  status = VerifyAfterEdit([](Graph& graph, Node* relu) {
+    relu->SetRole(OpRole::kBackward);
+    relu->SetStream("comm");
+    relu->SetBucket(0);
+    EXPECT_TRUE(relu->contract_checked());
+    graph.ReplaceAllUsesWith(relu->input(0), graph.inputs()[0]);  // still a valid Relu
+    EXPECT_FALSE(relu->contract_checked());
+  });
+  EXPECT_TRUE(status.ok()) << status.message();
+}
+
+// Attribute edits, and a new contract for the op when the opset changes, count as well.
+TEST_F(VerifyTest, ChecksANodeAgainOnceItsAttributesOrContractChanged) {
+  graph_.SetOpsetVersion("", 13);
+  Value* x = Input("x");
+  Value* axes = graph_.AddInitializer("axes", DataType::kInt64, std::vector<int64_t>{1},
+                                      std::string(8, '\0'));
+  Node* sum = graph_.AddNode("ReduceSum", "", {x, axes}, {"s"}, "sum");
+  Node* rs = graph_.AddNode("ReduceScatter", "org.zerograph", {sum->output(0)}, {"rs"}, "rs");
+  rs->SetInt("nranks", 2);
+  graph_.AddOutput(rs->output(0));
+  ASSERT_TRUE(Verify(graph_).ok()) << Verify(graph_).message();
+  ASSERT_TRUE(sum->contract_checked() && rs->contract_checked());
+
+  ASSERT_TRUE(rs->RemoveAttribute("nranks"));
+  EXPECT_FALSE(Verify(graph_).ok());  // nranks is required
+  rs->SetInt("nranks", 2);
+  ASSERT_TRUE(Verify(graph_).ok());
+  rs->SetString("nranks", "two");
+  EXPECT_FALSE(Verify(graph_).ok());
+  rs->SetInt("nranks", 2);
+  ASSERT_TRUE(Verify(graph_).ok());
+
+  // ReduceSum took its axes as an attribute before opset 13: an axes input is one too many.
+  graph_.SetOpsetVersion("", 11);
+  EXPECT_FALSE(sum->contract_checked());
+  EXPECT_TRUE(rs->contract_checked());  // another domain
+  EXPECT_FALSE(Verify(graph_).ok());
+  graph_.SetOpsetVersion("", 13);
+  EXPECT_TRUE(Verify(graph_).ok());
 }
 
 }  // namespace

@@ -162,8 +162,23 @@ class Node {
   // the writer writes them with the message (Graph::HeldFields).
   const onnx::NodeProto& proto() const { return *proto_; }
 
+  // --- Contract check ------------------------------------------------------------------------
+  // Whether the node passed the check against its op's contract (VerifyContracts, Verify) and
+  // has not changed since: every edit of its inputs, outputs or attributes (annotations aside),
+  // and a new contract for its op (Graph::SetOpsetVersion), clear it. The check reads only the
+  // node, so Verify checks again only the nodes a pass made or edited: after a rewrite, a few
+  // thousand of a million. Set by the checks, which read the node as const: it records what was
+  // found, not a state of the node.
+  bool contract_checked() const { return contract_checked_; }
+  void MarkContractChecked() const { contract_checked_ = true; }
+
  private:
   friend class Graph;
+  // An input or output was set, added or replaced.
+  void NoteEdgesEdited() {
+    lead_size_ = kLeadSizeUnknown;
+    contract_checked_ = false;
+  }
   onnx::AttributeProto* MutableAttribute(std::string_view name, AttributeType type);
   // Reads `__op_role`, `__execution_stream` and `__bucket` into the cached fields.
   void LoadAnnotations();
@@ -204,6 +219,7 @@ class Node {
   // of every node of a graph without them, and the search is a cache miss per node.
   bool may_have_role_attr_ = true;
   bool erased_ = false;
+  mutable bool contract_checked_ = false;
 };
 
 }  // namespace zerograph
