@@ -15,6 +15,7 @@
 #include <onnx/onnx_pb.h>
 
 #include "core/parallelism.h"
+#include "core/write_funnel.h"
 #include "onnx/model_writer.h"
 #include "zerograph/core/atomic_file.h"
 #include "zerograph/core/status.h"
@@ -111,12 +112,14 @@ Status WriteModel(onnx::ModelProto& model, const Graph::HeldFields& held_fields,
   const size_t messages =
       static_cast<size_t>(graph.node_size() + graph.initializer_size() + graph.input_size() +
                           graph.output_size() + graph.value_info_size());
-  return SerializeModel(
+  WriteFunnel funnel(file);
+  ZG_RETURN_IF_ERROR(SerializeModel(
       model, ThreadsFor(messages, kSerializeMessagesPerThread),
       [&](uint64_t offset, std::span<const std::byte> bytes) {
-        return file.WriteAt(bytes, offset);
+        return funnel.WriteAt(bytes, offset);
       },
-      &held_fields);
+      &held_fields));
+  return funnel.Finish();
 }
 
 // Runs the checks of a save, each started on a thread of its own when the save reaches its
