@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstddef>
 #include <future>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <string_view>
@@ -100,67 +102,96 @@ bool IsConstantNode(const Node& node) {
   return (node.domain().empty() || node.domain() == "ai.onnx") && node.op_type() == "Constant";
 }
 
-// The sweep InferRoleBitsOf needs, started on another thread: the walk back needs to know which
-// shapes can be known, and the walks before it run meanwhile.
-std::future<std::vector<char>> StartKnowableShapes(const Graph& graph) {
-  return RunOnTheSide([&graph] { return KnowableShapes(graph); });
-}
-
 // By value id: state (what an optimizer updates or the binding replaces) and Constant nodes'
 // outputs; by node id: the optimizers.
 struct StateMarks {
   std::vector<bool> is_state, is_constant_output, is_optimizer;
 };
 
-// The marks, with `bound_states` the state binding's old values (null where a name is unknown).
-// An optimizer's inputs are its scalars, then groups of n: X, G (not state), the states. The sweep
-// needs no order, so it reads the nodes where they lie in memory (Graph::stored_nodes).
-StateMarks MarkStateAndOptimizers(const Graph& graph, std::span<const Value* const> bound_states) {
+}  // namespace
+
+// What role inference reads of each node by itself (RoleInference::Add).
+struct RoleInference::NodesRead {
+  KnowableShapeSweep knowable;
+  std::vector<const Value*> constant_outputs;  // of Constant nodes
+  std::vector<const Node*> optimizers;
+  std::vector<const Value*> states;  // what the optimizers update
+
+  void Add(const Node& node, const OpContract* contract);
+  void Merge(NodesRead&& other);
+};
+
+// What the marks need of each node by itself: Constant nodes' outputs, the optimizers, and the
+// state they update. An optimizer's inputs are its scalars, then groups of n: X, G (not state),
+// the states.
+void RoleInference::NodesRead::Add(const Node& node, const OpContract* contract) {
+  knowable.Add(node, contract);
+  if (IsConstantNode(node)) {
+    for (const Value* output : node.outputs()) {
+      if (output != nullptr) constant_outputs.push_back(output);
+    }
+    return;
+  }
+  std::optional<OptimizerSignature> signature = FindOptimizerSignature(node);
+  if (!signature) return;
+  optimizers.push_back(&node);
+  const size_t scalars = static_cast<size_t>(signature->num_scalars);
+  const size_t groups = 2 + static_cast<size_t>(signature->num_states);
+  if (node.num_inputs() < scalars) return;
+  const size_t n = (node.num_inputs() - scalars) / groups;
+  for (size_t group = 0; group < groups; ++group) {
+    if (group == 1) continue;
+    for (size_t i = 0; i < n; ++i) {
+      const Value* input = node.input(scalars + group * n + i);
+      if (input != nullptr) states.push_back(input);
+    }
+  }
+}
+
+void RoleInference::NodesRead::Merge(NodesRead&& other) {
+  knowable.Merge(std::move(other.knowable));
+  auto append = [](auto& to, const auto& from) { to.insert(to.end(), from.begin(), from.end()); };
+  append(constant_outputs, other.constant_outputs);
+  append(optimizers, other.optimizers);
+  append(states, other.states);
+}
+
+namespace {
+
+// The marks, from what the nodes gave and `bound_states`, the state binding's old values (null
+// where a name is unknown).
+StateMarks MarkStateAndOptimizers(const Graph& graph, const RoleInference::NodesRead& read,
+                                  std::span<const Value* const> bound_states) {
   const auto num_value_ids = static_cast<size_t>(graph.value_id_bound());
   StateMarks marks{.is_state = std::vector<bool>(num_value_ids),
                    .is_constant_output = std::vector<bool>(num_value_ids),
                    .is_optimizer = std::vector<bool>(static_cast<size_t>(graph.node_id_bound()))};
-  for (const Node* node : graph.stored_nodes()) {
-    if (IsConstantNode(*node)) {
-      for (const Value* output : node->outputs()) {
-        if (output != nullptr) marks.is_constant_output[output->id()] = true;
-      }
-      continue;
-    }
-    std::optional<OptimizerSignature> signature = FindOptimizerSignature(*node);
-    if (!signature) continue;
+  for (const Value* output : read.constant_outputs) marks.is_constant_output[output->id()] = true;
+  for (const Node* node : read.optimizers) {
     marks.is_optimizer[static_cast<size_t>(node->id())] = true;
-    const size_t scalars = static_cast<size_t>(signature->num_scalars);
-    const size_t groups = 2 + static_cast<size_t>(signature->num_states);
-    if (node->num_inputs() < scalars) continue;
-    const size_t n = (node->num_inputs() - scalars) / groups;
-    for (size_t group = 0; group < groups; ++group) {
-      if (group == 1) continue;
-      for (size_t i = 0; i < n; ++i) {
-        const Value* input = node->input(scalars + group * n + i);
-        if (input != nullptr) marks.is_state[input->id()] = true;
-      }
-    }
   }
+  for (const Value* state : read.states) marks.is_state[state->id()] = true;
   for (const Value* old_value : bound_states) {
     if (old_value != nullptr) marks.is_state[old_value->id()] = true;
   }
   return marks;
 }
 
-// InferRoleBits, with the state binding's old values (null where a name is unknown) and
-// `knowable`, StartKnowableShapes(graph).
+// InferRoleBits, with the state binding's old values (null where a name is unknown) and what
+// RoleInference::Add read of every node.
 StatusOr<std::vector<int64_t>> InferRoleBitsOf(const Graph& graph, std::string_view loss_name,
                                                std::span<const Value* const> bound_states,
-                                               std::future<std::vector<char>> knowable) {
+                                               const RoleInference::NodesRead& read) {
   const Value* loss = graph.FindValue(loss_name);
   ZG_RETURN_IF_NOT(loss != nullptr, "role inference: loss '", loss_name,
                    "' is no value of the graph");
   ZG_RETURN_IF_NOT(loss->producer() != nullptr, "role inference: loss '", loss_name,
                    "' is not computed by a node");
 
-  // The schedule, for the walk back, is read on another thread while the walk and sweep before it
-  // run.
+  // The walk back needs to know which shapes can be known, and the schedule: both are read on
+  // other threads while the walk forward runs.
+  std::future<std::vector<char>> knowable =
+      RunOnTheSide([&graph, &read] { return read.knowable.Finish(graph); });
   std::future<std::vector<Node*>> schedule =
       RunOnTheSide([&graph] { return graph.ScheduledNodes(); });
   const auto num_node_ids = static_cast<size_t>(graph.node_id_bound());
@@ -170,10 +201,8 @@ StatusOr<std::vector<int64_t>> InferRoleBitsOf(const Graph& graph, std::string_v
   // Mutable state: what an optimizer updates, and what the state binding replaces. Every other
   // initializer is a constant, always ready, so it does not count as a dynamic input; nor does a
   // Constant node's output, marked here so that the walk back need not read each input's producer
-  // (a cache miss per edge on a large graph). Swept on another thread while this one walks
-  // forward: neither reads what the other writes.
-  std::future<StateMarks> marked =
-      RunOnTheSide([&graph, bound_states] { return MarkStateAndOptimizers(graph, bound_states); });
+  // (a cache miss per edge on a large graph).
+  const StateMarks marks = MarkStateAndOptimizers(graph, read, bound_states);
 
   // Forward: the loss node and its ancestors, by a walk over producers.
   std::vector<const Node*> stack = {loss->producer()};
@@ -191,7 +220,6 @@ StatusOr<std::vector<int64_t>> InferRoleBitsOf(const Graph& graph, std::string_v
   }
   roles[loss->producer()->id()] |= kLossRoleBit;
 
-  const StateMarks marks = marked.get();
   auto is_dynamic = [&marks](const Value* value) {
     if (value == nullptr) return false;
     if (value->initializer() != nullptr) return static_cast<bool>(marks.is_state[value->id()]);
@@ -240,29 +268,55 @@ StatusOr<std::vector<int64_t>> InferRoleBitsOf(const Graph& graph, std::string_v
   return roles;
 }
 
+// Reads every stored node, in slices on several threads.
+RoleInference::NodesRead ReadNodes(const Graph& graph) {
+  const size_t slices =
+      (static_cast<size_t>(graph.node_id_bound()) + kNodesPerSlice - 1) / kNodesPerSlice;
+  std::vector<RoleInference::NodesRead> read(slices);
+  const Status swept =
+      ParallelFor(slices, ThreadsFor(graph.num_nodes(), kNodesPerThread), [&](size_t s) {
+        GraphContracts contracts(graph);
+        for (const Node* node : graph.stored_nodes(s, slices)) {
+          read[s].Add(*node, contracts.Find(*node));
+        }
+        return Status::Ok();
+      });
+  ZG_CHECK(swept.ok(), swept.message());
+  RoleInference::NodesRead all;
+  for (RoleInference::NodesRead& slice : read) all.Merge(std::move(slice));
+  return all;
+}
+
 }  // namespace
 
 StatusOr<std::vector<int64_t>> InferRoleBits(const Graph& graph, const TrainingSpec& spec) {
-  std::future<std::vector<char>> knowable = StartKnowableShapes(graph);
   // Looked up in bulk, which overlaps the lookups' cache misses (a state binding may name every
   // parameter and state of the model).
   std::vector<std::string_view> bound_names;
   bound_names.reserve(spec.state_binding.size());
   for (const auto& binding : spec.state_binding) bound_names.push_back(binding.second);
   const std::vector<Value*> bound_states = graph.FindValues(bound_names);
-  return InferRoleBitsOf(graph, spec.loss, bound_states, std::move(knowable));
+  return InferRoleBitsOf(graph, spec.loss, bound_states, ReadNodes(graph));
 }
 
 StatusOr<std::vector<int64_t>> InferRoleBits(const Graph& graph, const ResolvedTrainingSpec& spec) {
-  return RoleInference(graph).Run(spec);
+  return InferRoleBitsOf(graph, spec.spec.loss, spec.binding_old_values, ReadNodes(graph));
 }
 
-RoleInference::RoleInference(const Graph& graph)
-    : graph_(graph), knowable_(StartKnowableShapes(graph)) {}
+RoleInference::RoleInference() : read_(std::make_unique<NodesRead>()) {}
 
-StatusOr<std::vector<int64_t>> RoleInference::Run(const ResolvedTrainingSpec& spec) {
-  ZG_CHECK(knowable_.valid(), "RoleInference::Run runs once");
-  return InferRoleBitsOf(graph_, spec.spec.loss, spec.binding_old_values, std::move(knowable_));
+RoleInference::~RoleInference() = default;
+
+void RoleInference::Add(std::span<const Node* const> nodes) {
+  NodesRead read;
+  for (const Node* node : nodes) read.Add(*node, node->contract());
+  std::lock_guard<std::mutex> lock(mutex_);
+  read_->Merge(std::move(read));
+}
+
+StatusOr<std::vector<int64_t>> RoleInference::Run(const Graph& graph,
+                                                  const ResolvedTrainingSpec& spec) const {
+  return InferRoleBitsOf(graph, spec.spec.loss, spec.binding_old_values, *read_);
 }
 
 Status WriteMissingRoles(Graph& graph, std::span<const int64_t> role_bits) {

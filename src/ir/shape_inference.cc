@@ -139,63 +139,57 @@ StatusOr<InferredShapes> InferShapes(const Graph& graph, int nranks) {
   return shapes;
 }
 
+void KnowableShapeSweep::Add(const Node& node, const OpContract* contract) {
+  bool known = contract != nullptr;
+  for (size_t i = 0; i < node.num_inputs(); ++i) {
+    const Value* input = node.input(i);
+    if (input == nullptr) continue;
+    if (known && contract->IsHostInput(i)) known = InitializerValue(*input).has_value();
+    // A source that is neither a graph input nor an initializer: a sparse initializer.
+    if (input->producer() == nullptr && !input->is_graph_input() &&
+        input->initializer() == nullptr) {
+      unknowable_sources_.push_back(input);
+    }
+  }
+  if (known) return;
+  for (const Value* output : node.outputs()) {
+    if (output != nullptr) unsure_outputs_.push_back(output);
+  }
+}
+
+void KnowableShapeSweep::Merge(KnowableShapeSweep&& other) {
+  unsure_outputs_.insert(unsure_outputs_.end(), other.unsure_outputs_.begin(),
+                         other.unsure_outputs_.end());
+  unknowable_sources_.insert(unknowable_sources_.end(), other.unknowable_sources_.begin(),
+                             other.unknowable_sources_.end());
+}
+
 // Shapes are knowable everywhere except downstream of where they break: a source without a
 // recorded complete type, or an output, without one either, of a node with no contract or with a
-// host-read input that is not an initializer. So each node is judged on its own, on several
-// threads, and only what lies downstream of a break is walked, through the users, stopping at
-// recorded types; in a graph of known ops that is nothing.
-std::vector<char> KnowableShapes(const Graph& graph) {
-  std::vector<char> knowable(static_cast<size_t>(graph.value_id_bound()), 0);
+// host-read input that is not an initializer. So each value is knowable unless found to break
+// (every value is a source, judged here, or an output, judged by Add), and only what lies
+// downstream of a break is walked, through the users, stopping at recorded types; in a graph of
+// known ops that is nothing.
+std::vector<char> KnowableShapeSweep::Finish(const Graph& graph) const {
+  std::vector<char> knowable(static_cast<size_t>(graph.value_id_bound()), 1);
   const std::vector<Value*> initializers = graph.initializers();
-  const size_t stored = static_cast<size_t>(graph.node_id_bound());
-  const size_t initializer_chunks = (initializers.size() + kKnowableChunk - 1) / kKnowableChunk;
-  const size_t node_chunks = (stored + kKnowableChunk - 1) / kKnowableChunk;
-  std::vector<std::vector<const Value*>> breaks(initializer_chunks + node_chunks);
-  auto judge_source = [&](const Value& value, std::vector<const Value*>& found) {
-    if (HasRecordedSpec(value)) {
-      knowable[static_cast<size_t>(value.id())] = 1;
-    } else {
-      found.push_back(&value);
-    }
-  };
-  // The tasks write distinct bytes of `knowable` (each value has one producer) and their own lists.
-  const Status judged = ParallelFor(
-      breaks.size(), ThreadsFor(stored + initializers.size(), kKnowablePerThread), [&](size_t c) {
-        std::vector<const Value*>& found = breaks[c];
-        if (c < initializer_chunks) {
-          const size_t end = std::min(initializers.size(), (c + 1) * kKnowableChunk);
-          for (size_t i = c * kKnowableChunk; i < end; ++i) judge_source(*initializers[i], found);
-          return Status::Ok();
-        }
-        GraphContracts contracts(graph);
-        for (const Node* node : graph.stored_nodes(c - initializer_chunks, node_chunks)) {
-          const OpContract* contract = contracts.Find(*node);
-          bool known = contract != nullptr;
-          for (size_t i = 0; i < node->num_inputs(); ++i) {
-            const Value* input = node->input(i);
-            if (input == nullptr) continue;
-            if (known && contract->IsHostInput(i)) known = InitializerValue(*input).has_value();
-            // A source that is neither a graph input nor an initializer: a sparse initializer.
-            if (input->producer() == nullptr && !input->is_graph_input() &&
-                input->initializer() == nullptr) {
-              found.push_back(input);
-            }
-          }
-          for (const Value* output : node->outputs()) {
-            if (output == nullptr) continue;
-            if (known || HasRecordedSpec(*output)) {
-              knowable[static_cast<size_t>(output->id())] = 1;
-            } else {
-              found.push_back(output);
-            }
-          }
+  const size_t chunks = (initializers.size() + kKnowableChunk - 1) / kKnowableChunk;
+  std::vector<std::vector<const Value*>> breaks(chunks);
+  const Status judged =
+      ParallelFor(chunks, ThreadsFor(initializers.size(), kKnowablePerThread), [&](size_t c) {
+        const size_t end = std::min(initializers.size(), (c + 1) * kKnowableChunk);
+        for (size_t i = c * kKnowableChunk; i < end; ++i) {
+          if (!HasRecordedSpec(*initializers[i])) breaks[c].push_back(initializers[i]);
         }
         return Status::Ok();
       });
   ZG_CHECK(judged.ok(), judged.message());
-  std::vector<const Value*> unknowable;
+  std::vector<const Value*> unknowable = unknowable_sources_;
   for (const Value* value : graph.inputs()) {
-    if (value->initializer() == nullptr) judge_source(*value, unknowable);
+    if (value->initializer() == nullptr && !HasRecordedSpec(*value)) unknowable.push_back(value);
+  }
+  for (const Value* output : unsure_outputs_) {
+    if (!HasRecordedSpec(*output)) unknowable.push_back(output);
   }
   for (const std::vector<const Value*>& found : breaks) {
     unknowable.insert(unknowable.end(), found.begin(), found.end());
@@ -217,6 +211,23 @@ std::vector<char> KnowableShapes(const Graph& graph) {
     }
   }
   return knowable;
+}
+
+std::vector<char> KnowableShapes(const Graph& graph) {
+  const size_t stored = static_cast<size_t>(graph.node_id_bound());
+  const size_t chunks = (stored + kKnowableChunk - 1) / kKnowableChunk;
+  std::vector<KnowableShapeSweep> sweeps(chunks);
+  const Status swept = ParallelFor(chunks, ThreadsFor(stored, kKnowablePerThread), [&](size_t c) {
+    GraphContracts contracts(graph);
+    for (const Node* node : graph.stored_nodes(c, chunks)) {
+      sweeps[c].Add(*node, contracts.Find(*node));
+    }
+    return Status::Ok();
+  });
+  ZG_CHECK(swept.ok(), swept.message());
+  KnowableShapeSweep all;
+  for (KnowableShapeSweep& sweep : sweeps) all.Merge(std::move(sweep));
+  return all.Finish(graph);
 }
 
 }  // namespace zerograph

@@ -205,26 +205,27 @@ StatusOr<std::unique_ptr<Graph>> LoadModelImpl(const std::string& path,
   ExternalFiles external_files(std::move(folder));
   // The graph is built edge by edge from the file and is well formed by then (SSA, order, names);
   // what is left to check is each node against its op contract, which a follower does as the
-  // nodes are linked. It only reads the nodes, and so does inferring roles until it writes them:
-  // its error is taken after the roles', as it would come with the check after loading.
-  LinkFollower contracts_checked([](std::span<const Node* const> nodes) {
-    return VerifyContracts(nodes).WithContext("verifying");
+  // nodes are linked, on a core otherwise idle then. It also reads each node for role inference,
+  // which may be needed (a node without a role is known only once all are linked).
+  RoleInference inference;
+  LinkFollower follower([&inference, &options](std::span<const Node* const> nodes) {
+    inference.Add(nodes);
+    return options.verify ? VerifyContracts(nodes).WithContext("verifying") : Status::Ok();
   });
   ZG_ASSIGN_OR_RETURN(std::unique_ptr<Graph> graph,
                       Graph::FromModelProto(
                           parser->TakeStore(),
                           [&](const onnx::TensorProto& t) { return external_files.Resolve(t); },
-                          parser.get(), options.verify ? &contracts_checked : nullptr));
+                          parser.get(), &follower));
   // Stopped on every way out before the graph goes (a return below frees it first).
   struct StopFollower {
     LinkFollower& follower;
     ~StopFollower() { follower.Stop(); }
-  } stop_follower{contracts_checked};
+  } stop_follower{follower};
   // The graph holds copies of what it read: the file's pages can go before roles are inferred.
   parser.reset();
   file.reset();
   ZG_RETURN_IF_ERROR(CheckOpsetImports(*graph));
-  auto verify_result = [&] { return options.verify ? contracts_checked.Join() : Status::Ok(); };
 
   // A training graph must know each node's role; inferred roles go to the nodes without one. The
   // spec is needed only to infer roles: when every node has one, it is only checked, unless the
@@ -234,23 +235,21 @@ StatusOr<std::unique_ptr<Graph>> LoadModelImpl(const std::string& path,
       std::any_of(nodes.begin(), nodes.end(), [](const Node* node) { return !node->has_role(); });
   if (!roles_missing && options.resolved_spec == nullptr) {
     const Status spec_checked = CheckTrainingSpec(*graph).status();
-    const Status graph_checked = verify_result();
+    const Status graph_checked = follower.Join();
     ZG_RETURN_IF_ERROR(spec_checked);
     ZG_RETURN_IF_ERROR(graph_checked);
     return graph;
   }
-  // Inference's own sweep starts first, to run beside the spec's reading.
-  std::optional<RoleInference> inference;
-  if (roles_missing) inference.emplace(*graph);
   StatusOr<std::optional<ResolvedTrainingSpec>> spec = ReadResolvedTrainingSpec(
       *graph, options.resolved_spec != nullptr ? BindingNames::kViewed : BindingNames::kNone);
-  StatusOr<std::vector<int64_t>> roles = std::vector<int64_t>();
-  if (inference && spec.ok() && spec->has_value()) roles = inference->Run(**spec);
-  const Status graph_checked = verify_result();
+  // Inference reads what the follower read of every node: after a failed check, not all of them.
+  const Status graph_checked = follower.Join();
   ZG_RETURN_IF_ERROR(spec.status());
-  ZG_RETURN_IF_ERROR(roles.status());
   ZG_RETURN_IF_ERROR(graph_checked);
-  if (inference && spec->has_value()) ZG_RETURN_IF_ERROR(WriteMissingRoles(*graph, *roles));
+  if (roles_missing && spec->has_value()) {
+    ZG_ASSIGN_OR_RETURN(const std::vector<int64_t> roles, inference.Run(*graph, **spec));
+    ZG_RETURN_IF_ERROR(WriteMissingRoles(*graph, roles));
+  }
   if (options.resolved_spec != nullptr) *options.resolved_spec = std::move(*spec);
   return graph;
 }

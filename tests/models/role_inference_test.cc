@@ -2,9 +2,13 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <memory>
+#include <span>
 #include <string>
+#include <thread>
+#include <tuple>
 #include <vector>
 
 #include "zerograph/core/str_cat.h"
@@ -214,6 +218,52 @@ TEST_F(RoleInferenceTest, InferMissingRolesFillsOnlyMissing) {
   EXPECT_EQ(graph_.FindValue("loss")->producer()->role_bits(), kForward | kLoss);
   EXPECT_EQ(graph_.FindValue("w.grad")->producer()->role_bits(), kBackward);
   EXPECT_EQ(w_new->producer()->role_bits(), kForward);  // explicit, even if odd
+}
+
+// Loading reads each node for inference as it is linked (RoleInference::Add), in runs and on two
+// threads at once: what it infers is what one sweep over the graph infers, whatever the order.
+TEST_F(RoleInferenceTest, NodesAddedInRunsInferWhatOneSweepInfers) {
+  Value* half = b_.Op("Constant", {}, "half", {Attr("value_float", 0.5f)});
+  Value* g1 = b_.SetType(b_.Op("Mul", {grad_, half}, "g1"), kF32, {3, 3});
+  Value* untyped = b_.Op({"com.example", "Mystery"}, {g1}, "untyped");
+  Value* inferred = b_.Op("Cast", {untyped}, "inferred", {Attr("to", 1)});
+  Value* w2 = b_.Initializer("w2", {3, 3}, std::vector<float>(9, 0.5f));
+  Value* typed_grad = b_.Op("Identity", {g1}, "typed_grad");
+  // Bound as state by the spec's binding only: scaling by it makes two dynamic inputs.
+  Value* bound = b_.Initializer("bound", {3, 3}, std::vector<float>(9, 1.0f));
+  Value* w3 = b_.Initializer("w3", {3, 3}, std::vector<float>(9, 0.5f));
+  Value* by_bound = b_.SetType(b_.Op("Mul", {g1, bound}, "by_bound"), kF32, {3, 3});
+  for (auto [param, gradient, name] :
+       {std::tuple{w_, inferred, "w.new"}, std::tuple{w2, typed_grad, "w2.new"},
+        std::tuple{w3, by_bound, "w3.new"}}) {
+    graph_.AddOutput(b_.Op({kZerographDomain, "SGD"}, {lr_, param, gradient}, name));
+  }
+  ResolvedTrainingSpec spec;
+  spec.spec = spec_;
+  spec.binding_old_values = {bound};
+  StatusOr<std::vector<int64_t>> swept = InferRoleBits(graph_, spec);
+  ASSERT_TRUE(swept.ok()) << swept.status().ToString();
+
+  std::vector<const Node*> nodes(graph_.nodes().begin(), graph_.nodes().end());
+  std::reverse(nodes.begin(), nodes.end());
+  RoleInference inference;
+  std::thread other([&] {
+    for (size_t i = 0; i < nodes.size(); i += 4) {
+      inference.Add(std::span(nodes).subspan(i, std::min<size_t>(2, nodes.size() - i)));
+    }
+  });
+  for (size_t i = 2; i < nodes.size(); i += 4) {
+    inference.Add(std::span(nodes).subspan(i, std::min<size_t>(2, nodes.size() - i)));
+  }
+  other.join();
+  StatusOr<std::vector<int64_t>> added = inference.Run(graph_, spec);
+  ASSERT_TRUE(added.ok()) << added.status().ToString();
+  EXPECT_EQ(*added, *swept);
+  auto role_of = [&](const Value* value) { return (*added)[value->producer()->id()]; };
+  EXPECT_EQ(role_of(g1), kBackward);  // a user is backward (Mystery)
+  EXPECT_EQ(role_of(inferred), kBackward);
+  EXPECT_EQ(role_of(typed_grad), kOptimize);
+  EXPECT_EQ(role_of(by_bound), kBackward);
 }
 
 TEST_F(RoleInferenceTest, RejectsUnknownLoss) {

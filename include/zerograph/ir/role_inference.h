@@ -2,7 +2,8 @@
 #define ZEROGRAPH_IR_ROLE_INFERENCE_H_
 
 #include <cstdint>
-#include <future>
+#include <memory>
+#include <mutex>
 #include <span>
 #include <vector>
 
@@ -12,6 +13,7 @@
 namespace zerograph {
 
 class Graph;
+class Node;
 struct ResolvedTrainingSpec;
 struct TrainingSpec;
 
@@ -32,21 +34,31 @@ StatusOr<std::vector<int64_t>> InferRoleBits(const Graph& graph, const TrainingS
 // The same from a spec whose binding is resolved (its names may be left out): what loading uses.
 StatusOr<std::vector<int64_t>> InferRoleBits(const Graph& graph, const ResolvedTrainingSpec& spec);
 
-// InferRoleBits started before its spec is read: the sweep over the graph it needs
-// (KnowableShapes) runs on another thread from construction, while the caller reads the training
-// spec, as loading does.
+// Role inference in two steps, for a loader that reads each node as it is linked (on the core
+// that is otherwise idle then, beside the op contract checks, see LinkFollower): Add reads nodes
+// by themselves (the optimizers, the state they update, Constant nodes' outputs, whether their
+// contracts make their shapes knowable), Run does the rest once the graph is loaded and its
+// training spec read.
 class RoleInference {
  public:
-  explicit RoleInference(const Graph& graph);
+  RoleInference();
+  ~RoleInference();
   RoleInference(const RoleInference&) = delete;
   RoleInference& operator=(const RoleInference&) = delete;
 
-  // InferRoleBits(graph, spec); at most once.
-  StatusOr<std::vector<int64_t>> Run(const ResolvedTrainingSpec& spec);
+  // Reads `nodes` as loaded (their contracts as Node::contract gives them): every node of the
+  // graph once, in any order. Thread-safe; it reads the nodes and their inputs' producers and
+  // initializers, so it may run while later nodes are linked.
+  void Add(std::span<const Node* const> nodes);
+  // InferRoleBits(graph, spec), once every node of `graph` is added.
+  StatusOr<std::vector<int64_t>> Run(const Graph& graph, const ResolvedTrainingSpec& spec) const;
+
+  // What Add reads (role_inference.cc).
+  struct NodesRead;
 
  private:
-  const Graph& graph_;
-  std::future<std::vector<char>> knowable_;  // KnowableShapes(graph_)
+  std::mutex mutex_;  // guards what Add merges into read_
+  std::unique_ptr<NodesRead> read_;
 };
 
 // Gives every node without `__op_role` its role from `role_bits` (InferRoleBits's answer), written

@@ -11,7 +11,9 @@
 namespace zerograph {
 
 class Graph;
+class Node;
 class Value;
+struct OpContract;
 
 // The dtype and shape of every value whose type is recorded with known dimensions or follows
 // from its producer's op contract. A side table: the graph is not changed, so a pass may infer
@@ -48,6 +50,28 @@ StatusOr<InferredShapes> InferShapes(const Graph& graph, int nranks = 0);
 // all knowable, each host-read one an initializer. A fraction of InferShapes's time; it does not
 // see a shape function refuse its inputs (InferShapes's errors).
 std::vector<char> KnowableShapes(const Graph& graph);
+
+// KnowableShapes in two steps, for a caller that reads each node as it is linked (loading does,
+// on a core that is otherwise idle then): Add judges a node by itself, Finish does what needs the
+// whole graph (its sources, the recorded types, which value_info gives, and the walk downstream
+// of what breaks).
+class KnowableShapeSweep {
+ public:
+  // Judges `node`, whose op contract at the graph's opset is `contract` (null for none), by
+  // itself; every node of the graph once, in any order. It reads the node and its inputs'
+  // producers and initializers, so it may run while later nodes are linked.
+  void Add(const Node& node, const OpContract* contract);
+  // Takes in what another sweep of the same graph judged, of other nodes.
+  void Merge(KnowableShapeSweep&& other);
+  // Once every node is added and the graph is loaded: KnowableShapes(graph).
+  std::vector<char> Finish(const Graph& graph) const;
+
+ private:
+  // Outputs of nodes whose contract does not make them knowable: knowable when recorded.
+  std::vector<const Value*> unsure_outputs_;
+  // Sources read by a node that are neither graph inputs nor initializers: sparse initializers.
+  std::vector<const Value*> unknowable_sources_;
+};
 
 }  // namespace zerograph
 
