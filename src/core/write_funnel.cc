@@ -5,20 +5,31 @@
 namespace zerograph {
 
 Status WriteFunnel::WriteAt(std::span<const std::byte> bytes, uint64_t offset) {
-  if (writing_.try_lock()) {
-    Status written = file_.WriteAt(bytes, offset);
-    WriteLeft();
-    writing_.unlock();
-    WriteLeftWhileFree();
-    return written;
-  }
+  if (writing_.try_lock()) return WriteHolding(bytes, offset);
+  bool left = false;
   {
     std::lock_guard<std::mutex> lock(left_mutex_);
-    left_.push_back({offset, std::vector<std::byte>(bytes.begin(), bytes.end())});
+    if (left_bytes_ + bytes.size() <= kMaxLeftBytes) {
+      left_.push_back({offset, std::vector<std::byte>(bytes.begin(), bytes.end())});
+      left_bytes_ += bytes.size();
+      left = true;
+    }
+  }
+  if (!left) {
+    writing_.lock();
+    return WriteHolding(bytes, offset);
   }
   // The writer may have looked for bytes left before these came, and be gone.
   WriteLeftWhileFree();
   return Status::Ok();
+}
+
+Status WriteFunnel::WriteHolding(std::span<const std::byte> bytes, uint64_t offset) {
+  Status written = file_.WriteAt(bytes, offset);
+  WriteLeft();
+  writing_.unlock();
+  WriteLeftWhileFree();
+  return written;
 }
 
 Status WriteFunnel::Finish() {
@@ -50,6 +61,7 @@ void WriteFunnel::WriteLeft() {
       std::lock_guard<std::mutex> lock(left_mutex_);
       if (left_.empty()) return;
       left.swap(left_);
+      left_bytes_ = 0;
     }
     for (const LeftBytes& piece : left) Keep(file_.WriteAt(piece.bytes, piece.offset));
   }

@@ -73,6 +73,40 @@ TEST_F(WriteFunnelTest, EveryPieceLandsAtItsOffsetWhenThreadsWriteAtOnce) {
   }
 }
 
+// Pieces larger than the copies may take are written by their own threads, which wait for the
+// writer: they land where they were written too.
+TEST_F(WriteFunnelTest, PiecesTooLargeToCopyLandAtTheirOffsets) {
+  constexpr size_t kThreads = 3;
+  constexpr size_t kPiecesPerThread = 3;
+  constexpr size_t kPieceBytes = WriteFunnel::kMaxLeftBytes + 1000;
+  StatusOr<std::unique_ptr<AtomicFile>> file = AtomicFile::Create(path_);
+  ASSERT_TRUE(file.ok()) << file.status().ToString();
+  WriteFunnel funnel(**file);
+  std::vector<std::thread> threads;
+  std::vector<Status> errors(kThreads);
+  for (size_t t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      std::vector<std::byte> piece(kPieceBytes);
+      for (size_t p = 0; p < kPiecesPerThread; ++p) {
+        const uint64_t offset = (p * kThreads + t) * kPieceBytes;
+        for (size_t i = 0; i < kPieceBytes; ++i) piece[i] = ByteAt(offset + i);
+        if (Status written = funnel.WriteAt(piece, offset); !written.ok()) errors[t] = written;
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  for (const Status& error : errors) EXPECT_TRUE(error.ok()) << error.ToString();
+  ASSERT_TRUE(funnel.Finish().ok());
+  ASSERT_TRUE((*file)->Commit().ok());
+
+  std::ifstream in(path_, std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_EQ(bytes.size(), kThreads * kPiecesPerThread * kPieceBytes);
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    ASSERT_EQ(static_cast<std::byte>(bytes[i]), ByteAt(i)) << "at byte " << i;
+  }
+}
+
 // A write that fails is reported, by WriteAt when its own thread made it, otherwise by Finish.
 TEST_F(WriteFunnelTest, AFailedWriteIsReportedByWriteAtOrFinish) {
   StatusOr<std::unique_ptr<AtomicFile>> file = AtomicFile::Create(path_);
