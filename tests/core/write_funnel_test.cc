@@ -38,73 +38,47 @@ class WriteFunnelTest : public testing::Test {
 // A byte no two pieces share at the same place, and never zero (zero pages become holes).
 std::byte ByteAt(size_t position) { return static_cast<std::byte>(1 + position % 251); }
 
-// Threads write interleaved pieces at once, so that most find another writing and leave their
-// bytes to it: every byte lands where it was written.
-TEST_F(WriteFunnelTest, EveryPieceLandsAtItsOffsetWhenThreadsWriteAtOnce) {
-  constexpr size_t kThreads = 4;
-  constexpr size_t kPiecesPerThread = 200;
-  constexpr size_t kPieceBytes = 3000;  // not a page multiple: pieces share pages
-  StatusOr<std::unique_ptr<AtomicFile>> file = AtomicFile::Create(path_);
+// `threads` threads write `pieces` pieces each at once, interleaved, each piece made in a buffer
+// the thread reuses at once, as a serializer does; every byte must land where it was written.
+void WriteAtOnceAndCheck(const std::string& path, size_t threads, size_t pieces,
+                         size_t piece_bytes) {
+  StatusOr<std::unique_ptr<AtomicFile>> file = AtomicFile::Create(path);
   ASSERT_TRUE(file.ok()) << file.status().ToString();
   WriteFunnel funnel(**file);
-  std::vector<std::thread> threads;
-  std::vector<Status> errors(kThreads);
-  for (size_t t = 0; t < kThreads; ++t) {
-    threads.emplace_back([&, t] {
-      std::vector<std::byte> piece(kPieceBytes);
-      for (size_t p = 0; p < kPiecesPerThread; ++p) {
-        const uint64_t offset = (p * kThreads + t) * kPieceBytes;
-        for (size_t i = 0; i < kPieceBytes; ++i) piece[i] = ByteAt(offset + i);
-        // The caller's buffer is reused at once, as a serializer's is.
+  std::vector<std::thread> writers;
+  std::vector<Status> errors(threads);
+  for (size_t t = 0; t < threads; ++t) {
+    writers.emplace_back([&, t] {
+      std::vector<std::byte> piece(piece_bytes);
+      for (size_t p = 0; p < pieces; ++p) {
+        const uint64_t offset = (p * threads + t) * piece_bytes;
+        for (size_t i = 0; i < piece_bytes; ++i) piece[i] = ByteAt(offset + i);
         if (Status written = funnel.WriteAt(piece, offset); !written.ok()) errors[t] = written;
       }
     });
   }
-  for (std::thread& thread : threads) thread.join();
+  for (std::thread& writer : writers) writer.join();
   for (const Status& error : errors) EXPECT_TRUE(error.ok()) << error.ToString();
   ASSERT_TRUE(funnel.Finish().ok());
   ASSERT_TRUE((*file)->Commit().ok());
 
-  std::ifstream in(path_, std::ios::binary);
+  std::ifstream in(path, std::ios::binary);
   const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  ASSERT_EQ(bytes.size(), kThreads * kPiecesPerThread * kPieceBytes);
+  ASSERT_EQ(bytes.size(), threads * pieces * piece_bytes);
   for (size_t i = 0; i < bytes.size(); ++i) {
     ASSERT_EQ(static_cast<std::byte>(bytes[i]), ByteAt(i)) << "at byte " << i;
   }
 }
 
-// Pieces larger than the copies may take are written by their own threads, which wait for the
-// writer: they land where they were written too.
-TEST_F(WriteFunnelTest, PiecesTooLargeToCopyLandAtTheirOffsets) {
-  constexpr size_t kThreads = 3;
-  constexpr size_t kPiecesPerThread = 3;
-  constexpr size_t kPieceBytes = WriteFunnel::kMaxLeftBytes + 1000;
-  StatusOr<std::unique_ptr<AtomicFile>> file = AtomicFile::Create(path_);
-  ASSERT_TRUE(file.ok()) << file.status().ToString();
-  WriteFunnel funnel(**file);
-  std::vector<std::thread> threads;
-  std::vector<Status> errors(kThreads);
-  for (size_t t = 0; t < kThreads; ++t) {
-    threads.emplace_back([&, t] {
-      std::vector<std::byte> piece(kPieceBytes);
-      for (size_t p = 0; p < kPiecesPerThread; ++p) {
-        const uint64_t offset = (p * kThreads + t) * kPieceBytes;
-        for (size_t i = 0; i < kPieceBytes; ++i) piece[i] = ByteAt(offset + i);
-        if (Status written = funnel.WriteAt(piece, offset); !written.ok()) errors[t] = written;
-      }
-    });
-  }
-  for (std::thread& thread : threads) thread.join();
-  for (const Status& error : errors) EXPECT_TRUE(error.ok()) << error.ToString();
-  ASSERT_TRUE(funnel.Finish().ok());
-  ASSERT_TRUE((*file)->Commit().ok());
+// Small pieces, so that most threads find another writing and leave their bytes to it. Not a
+// page multiple: pieces share pages.
+TEST_F(WriteFunnelTest, EveryPieceLandsAtItsOffsetWhenThreadsWriteAtOnce) {
+  WriteAtOnceAndCheck(path_, 4, 200, 3000);
+}
 
-  std::ifstream in(path_, std::ios::binary);
-  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  ASSERT_EQ(bytes.size(), kThreads * kPiecesPerThread * kPieceBytes);
-  for (size_t i = 0; i < bytes.size(); ++i) {
-    ASSERT_EQ(static_cast<std::byte>(bytes[i]), ByteAt(i)) << "at byte " << i;
-  }
+// Pieces larger than the copies may take: their threads wait for the writer and write them.
+TEST_F(WriteFunnelTest, PiecesTooLargeToCopyLandAtTheirOffsets) {
+  WriteAtOnceAndCheck(path_, 3, 3, WriteFunnel::kMaxLeftBytes + 1000);
 }
 
 // A write that fails is reported, by WriteAt when its own thread made it, otherwise by Finish.
