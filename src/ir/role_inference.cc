@@ -15,6 +15,7 @@
 #include "zerograph/core/str_cat.h"
 #include "zerograph/ir/graph.h"
 #include "zerograph/ir/node.h"
+#include "zerograph/ir/node_sweep.h"
 #include "zerograph/ir/op_contract.h"
 #include "zerograph/ir/optimizer_signature.h"
 #include "zerograph/ir/shape_inference.h"
@@ -103,9 +104,9 @@ bool IsConstantNode(const Node& node) {
 }
 
 // By value id: state (what an optimizer updates or the binding replaces) and Constant nodes'
-// outputs; by node id: the optimizers.
+// outputs.
 struct StateMarks {
-  std::vector<bool> is_state, is_constant_output, is_optimizer;
+  std::vector<bool> is_state, is_constant_output;
 };
 
 }  // namespace
@@ -117,32 +118,32 @@ struct RoleInference::NodesRead {
   std::vector<const Node*> optimizers;
   std::vector<const Value*> states;  // what the optimizers update
 
-  void Add(const Node& node, const OpContract* contract);
+  void Add(const Node* node);
   void Merge(NodesRead&& other);
 };
 
 // What the marks need of each node by itself: Constant nodes' outputs, the optimizers, and the
 // state they update. An optimizer's inputs are its scalars, then groups of n: X, G (not state),
 // the states.
-void RoleInference::NodesRead::Add(const Node& node, const OpContract* contract) {
-  knowable.Add(node, contract);
-  if (IsConstantNode(node)) {
-    for (const Value* output : node.outputs()) {
+void RoleInference::NodesRead::Add(const Node* node) {
+  knowable.Add(node);
+  if (IsConstantNode(*node)) {
+    for (const Value* output : node->outputs()) {
       if (output != nullptr) constant_outputs.push_back(output);
     }
     return;
   }
-  std::optional<OptimizerSignature> signature = FindOptimizerSignature(node);
+  std::optional<OptimizerSignature> signature = FindOptimizerSignature(*node);
   if (!signature) return;
-  optimizers.push_back(&node);
+  optimizers.push_back(node);
   const size_t scalars = static_cast<size_t>(signature->num_scalars);
   const size_t groups = 2 + static_cast<size_t>(signature->num_states);
-  if (node.num_inputs() < scalars) return;
-  const size_t n = (node.num_inputs() - scalars) / groups;
+  if (node->num_inputs() < scalars) return;
+  const size_t n = (node->num_inputs() - scalars) / groups;
   for (size_t group = 0; group < groups; ++group) {
     if (group == 1) continue;
     for (size_t i = 0; i < n; ++i) {
-      const Value* input = node.input(scalars + group * n + i);
+      const Value* input = node->input(scalars + group * n + i);
       if (input != nullptr) states.push_back(input);
     }
   }
@@ -160,16 +161,12 @@ namespace {
 
 // The marks, from what the nodes gave and `bound_states`, the state binding's old values (null
 // where a name is unknown).
-StateMarks MarkStateAndOptimizers(const Graph& graph, const RoleInference::NodesRead& read,
-                                  std::span<const Value* const> bound_states) {
+StateMarks MarkState(const Graph& graph, const RoleInference::NodesRead& read,
+                     std::span<const Value* const> bound_states) {
   const auto num_value_ids = static_cast<size_t>(graph.value_id_bound());
   StateMarks marks{.is_state = std::vector<bool>(num_value_ids),
-                   .is_constant_output = std::vector<bool>(num_value_ids),
-                   .is_optimizer = std::vector<bool>(static_cast<size_t>(graph.node_id_bound()))};
+                   .is_constant_output = std::vector<bool>(num_value_ids)};
   for (const Value* output : read.constant_outputs) marks.is_constant_output[output->id()] = true;
-  for (const Node* node : read.optimizers) {
-    marks.is_optimizer[static_cast<size_t>(node->id())] = true;
-  }
   for (const Value* state : read.states) marks.is_state[state->id()] = true;
   for (const Value* old_value : bound_states) {
     if (old_value != nullptr) marks.is_state[old_value->id()] = true;
@@ -188,12 +185,9 @@ StatusOr<std::vector<int64_t>> InferRoleBitsOf(const Graph& graph, std::string_v
   ZG_RETURN_IF_NOT(loss->producer() != nullptr, "role inference: loss '", loss_name,
                    "' is not computed by a node");
 
-  // The walk back needs to know which shapes can be known, and the schedule: both are read on
-  // other threads while the walk forward runs.
+  // Post-processing needs to know which shapes can be known: found on another thread meanwhile.
   std::future<std::vector<char>> knowable =
       RunOnTheSide([&graph, &read] { return read.knowable.Finish(graph); });
-  std::future<std::vector<Node*>> schedule =
-      RunOnTheSide([&graph] { return graph.ScheduledNodes(); });
   const auto num_node_ids = static_cast<size_t>(graph.node_id_bound());
   constexpr int64_t kUnset = -1;
   std::vector<int64_t> roles(num_node_ids, kUnset);
@@ -202,7 +196,7 @@ StatusOr<std::vector<int64_t>> InferRoleBitsOf(const Graph& graph, std::string_v
   // initializer is a constant, always ready, so it does not count as a dynamic input; nor does a
   // Constant node's output, marked here so that the walk back need not read each input's producer
   // (a cache miss per edge on a large graph).
-  const StateMarks marks = MarkStateAndOptimizers(graph, read, bound_states);
+  const StateMarks marks = MarkState(graph, read, bound_states);
 
   // Forward: the loss node and its ancestors, by a walk over producers.
   std::vector<const Node*> stack = {loss->producer()};
@@ -219,72 +213,65 @@ StatusOr<std::vector<int64_t>> InferRoleBitsOf(const Graph& graph, std::string_v
     }
   }
   roles[loss->producer()->id()] |= kLossRoleBit;
+  constexpr auto kBackward = static_cast<int64_t>(OpRole::kBackward);
+  constexpr auto kOptimize = static_cast<int64_t>(OpRole::kOptimize);
+  std::replace(roles.begin(), roles.end(), kUnset, kBackward);
 
   auto is_dynamic = [&marks](const Value* value) {
     if (value == nullptr) return false;
     if (value->initializer() != nullptr) return static_cast<bool>(marks.is_state[value->id()]);
     return !marks.is_constant_output[value->id()];
   };
-
   ShapeComparer shapes(graph, std::move(knowable));
-  // Optimizer: optimizer ops, then, walking back, gradient post-processing. Users come later in
-  // the schedule than their producers, so one reverse pass sees every user decided.
-  const std::vector<Node*> scheduled = schedule.get();
-  for (auto it = scheduled.rbegin(); it != scheduled.rend(); ++it) {
-    const Node* node = *it;
-    int64_t& role = roles[node->id()];
-    if (role != kUnset) continue;  // forward
-    role = static_cast<int64_t>(OpRole::kBackward);
-    if (marks.is_optimizer[static_cast<size_t>(node->id())]) {
-      role = static_cast<int64_t>(OpRole::kOptimize);
-      continue;
-    }
+  // Whether `node`, backward so far, post-processes a gradient for the optimizer.
+  auto is_post_processing = [&](const Node& node) -> StatusOr<bool> {
     size_t dynamic_input = 0;
     size_t dynamic_inputs = 0;
-    for (size_t i = 0; i < node->num_inputs(); ++i) {
-      if (!is_dynamic(node->input(i))) continue;
+    for (size_t i = 0; i < node.num_inputs(); ++i) {
+      if (!is_dynamic(node.input(i))) continue;
       dynamic_input = i;
       ++dynamic_inputs;
     }
-    if (dynamic_inputs != 1) continue;
+    if (dynamic_inputs != 1) return false;
     bool has_user = false;
-    bool all_users_optimizer = true;
-    for (const Value* output : node->outputs()) {
+    for (const Value* output : node.outputs()) {
       if (output == nullptr) continue;
       // A graph output is read outside the step, by no optimizer.
-      if (output->is_graph_output()) all_users_optimizer = false;
+      if (output->is_graph_output()) return false;
       for (const Use& use : output->users()) {
+        if (roles[use.node->id()] != kOptimize) return false;
         has_user = true;
-        if (roles[use.node->id()] != static_cast<int64_t>(OpRole::kOptimize)) {
-          all_users_optimizer = false;
-        }
       }
     }
-    if (!has_user || !all_users_optimizer) continue;
+    if (!has_user) return false;
     // Shapes last: they may take shape inference over the whole graph.
-    ZG_ASSIGN_OR_RETURN(const bool keeps_shape, shapes.KeepsShape(*node, dynamic_input));
-    if (keeps_shape) role = static_cast<int64_t>(OpRole::kOptimize);
+    return shapes.KeepsShape(node, dynamic_input);
+  };
+
+  // Optimizer: the optimizer ops outside the forward, then, walking back from them, gradient
+  // post-processing: a node once all its users are optimizer. So each producer is looked at when
+  // one of its users becomes optimizer, and only those: most of a large graph's backward is never
+  // read again.
+  std::vector<const Node*> decided;
+  for (const Node* node : read.optimizers) {
+    if (roles[node->id()] != kBackward) continue;  // forward
+    roles[node->id()] = kOptimize;
+    decided.push_back(node);
+  }
+  while (!decided.empty()) {
+    const Node* user = decided.back();
+    decided.pop_back();
+    for (const Value* input : user->inputs()) {
+      if (input == nullptr || input->producer() == nullptr) continue;
+      const Node* node = input->producer();
+      if (roles[node->id()] != kBackward) continue;
+      ZG_ASSIGN_OR_RETURN(const bool post_processing, is_post_processing(*node));
+      if (!post_processing) continue;
+      roles[node->id()] = kOptimize;
+      decided.push_back(node);
+    }
   }
   return roles;
-}
-
-// Reads every stored node, in slices on several threads.
-RoleInference::NodesRead ReadNodes(const Graph& graph) {
-  const size_t slices =
-      (static_cast<size_t>(graph.node_id_bound()) + kNodesPerSlice - 1) / kNodesPerSlice;
-  std::vector<RoleInference::NodesRead> read(slices);
-  const Status swept =
-      ParallelFor(slices, ThreadsFor(graph.num_nodes(), kNodesPerThread), [&](size_t s) {
-        GraphContracts contracts(graph);
-        for (const Node* node : graph.stored_nodes(s, slices)) {
-          read[s].Add(*node, contracts.Find(*node));
-        }
-        return Status::Ok();
-      });
-  ZG_CHECK(swept.ok(), swept.message());
-  RoleInference::NodesRead all;
-  for (RoleInference::NodesRead& slice : read) all.Merge(std::move(slice));
-  return all;
 }
 
 }  // namespace
@@ -296,11 +283,13 @@ StatusOr<std::vector<int64_t>> InferRoleBits(const Graph& graph, const TrainingS
   bound_names.reserve(spec.state_binding.size());
   for (const auto& binding : spec.state_binding) bound_names.push_back(binding.second);
   const std::vector<Value*> bound_states = graph.FindValues(bound_names);
-  return InferRoleBitsOf(graph, spec.loss, bound_states, ReadNodes(graph));
+  return InferRoleBitsOf(graph, spec.loss, bound_states,
+                         SweepStoredNodes<RoleInference::NodesRead>(graph));
 }
 
 StatusOr<std::vector<int64_t>> InferRoleBits(const Graph& graph, const ResolvedTrainingSpec& spec) {
-  return InferRoleBitsOf(graph, spec.spec.loss, spec.binding_old_values, ReadNodes(graph));
+  return InferRoleBitsOf(graph, spec.spec.loss, spec.binding_old_values,
+                         SweepStoredNodes<RoleInference::NodesRead>(graph));
 }
 
 RoleInference::RoleInference() : read_(std::make_unique<NodesRead>()) {}
@@ -309,7 +298,7 @@ RoleInference::~RoleInference() = default;
 
 void RoleInference::Add(std::span<const Node* const> nodes) {
   NodesRead read;
-  for (const Node* node : nodes) read.Add(*node, node->contract());
+  for (const Node* node : nodes) read.Add(node);
   std::lock_guard<std::mutex> lock(mutex_);
   read_->Merge(std::move(read));
 }

@@ -9,6 +9,7 @@
 #include "core/parallelism.h"
 #include "zerograph/core/str_cat.h"
 #include "zerograph/ir/graph.h"
+#include "zerograph/ir/node_sweep.h"
 #include "zerograph/ir/op_contract.h"
 
 namespace zerograph {
@@ -39,7 +40,7 @@ bool HasRecordedSpec(const Value& value) {
   return RecordedSpec(value).has_value();
 }
 
-// Nodes or initializers KnowableShapes judges per task, and from which a thread pays for its start.
+// Initializers KnowableShapes judges per task, and from which a thread pays for its start.
 constexpr size_t kKnowableChunk = 4096;
 constexpr size_t kKnowablePerThread = 50000;
 
@@ -139,10 +140,11 @@ StatusOr<InferredShapes> InferShapes(const Graph& graph, int nranks) {
   return shapes;
 }
 
-void KnowableShapeSweep::Add(const Node& node, const OpContract* contract) {
+void KnowableShapeSweep::Add(const Node* node) {
+  const OpContract* contract = node->contract();
   bool known = contract != nullptr;
-  for (size_t i = 0; i < node.num_inputs(); ++i) {
-    const Value* input = node.input(i);
+  for (size_t i = 0; i < node->num_inputs(); ++i) {
+    const Value* input = node->input(i);
     if (input == nullptr) continue;
     if (known && contract->IsHostInput(i)) known = InitializerValue(*input).has_value();
     // A source that is neither a graph input nor an initializer: a sparse initializer.
@@ -152,7 +154,7 @@ void KnowableShapeSweep::Add(const Node& node, const OpContract* contract) {
     }
   }
   if (known) return;
-  for (const Value* output : node.outputs()) {
+  for (const Value* output : node->outputs()) {
     if (output != nullptr) unsure_outputs_.push_back(output);
   }
 }
@@ -214,20 +216,7 @@ std::vector<char> KnowableShapeSweep::Finish(const Graph& graph) const {
 }
 
 std::vector<char> KnowableShapes(const Graph& graph) {
-  const size_t stored = static_cast<size_t>(graph.node_id_bound());
-  const size_t chunks = (stored + kKnowableChunk - 1) / kKnowableChunk;
-  std::vector<KnowableShapeSweep> sweeps(chunks);
-  const Status swept = ParallelFor(chunks, ThreadsFor(stored, kKnowablePerThread), [&](size_t c) {
-    GraphContracts contracts(graph);
-    for (const Node* node : graph.stored_nodes(c, chunks)) {
-      sweeps[c].Add(*node, contracts.Find(*node));
-    }
-    return Status::Ok();
-  });
-  ZG_CHECK(swept.ok(), swept.message());
-  KnowableShapeSweep all;
-  for (KnowableShapeSweep& sweep : sweeps) all.Merge(std::move(sweep));
-  return all.Finish(graph);
+  return SweepStoredNodes<KnowableShapeSweep>(graph).Finish(graph);
 }
 
 }  // namespace zerograph

@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "passes/collective.h"
-#include "passes/node_sweep.h"
 #include "zerograph/ir/graph.h"
+#include "zerograph/ir/node_sweep.h"
 #include "zerograph/ir/op_role.h"
 #include "zerograph/ir/optimizer_signature.h"
 

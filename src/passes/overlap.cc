@@ -4,8 +4,8 @@
 #include <map>
 #include <vector>
 
-#include "passes/node_sweep.h"
 #include "zerograph/ir/graph.h"
+#include "zerograph/ir/node_sweep.h"
 #include "zerograph/passes/gradient_chain.h"
 
 namespace zerograph {

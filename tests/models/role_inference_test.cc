@@ -131,6 +131,23 @@ TEST_F(RoleInferenceTest, ShapeChangingOrUntypedIsBackward) {
   EXPECT_EQ(roles["b.new"], kOptimize);
 }
 
+// A node read by two chains into optimizers is post-processing once both chains are, whichever
+// is found first: the walk back meets it from the longer chain before the shorter one is decided.
+TEST_F(RoleInferenceTest, NodeIsOptimizerOnceEveryUserIs) {
+  Value* w2 = b_.Initializer("w2", {3, 3}, std::vector<float>(9, 0.5f));
+  Value* shared = b_.SetType(b_.Op("Cast", {grad_}, "shared", {Attr("to", 1)}), kF32, {3, 3});
+  Value* short_chain = b_.SetType(b_.Op("Identity", {shared}, "short"), kF32, {3, 3});
+  Value* long_chain = b_.SetType(b_.Op("Identity", {shared}, "long1"), kF32, {3, 3});
+  long_chain = b_.SetType(b_.Op("Identity", {long_chain}, "long2"), kF32, {3, 3});
+  graph_.AddOutput(b_.Op({kZerographDomain, "SGD"}, {lr_, w_, short_chain}, "w.new"));
+  graph_.AddOutput(b_.Op({kZerographDomain, "SGD"}, {lr_, w2, long_chain}, "w2.new"));
+  std::map<std::string, int64_t> roles = Infer();
+  for (const char* name : {"shared", "short", "long1", "long2"}) {
+    EXPECT_EQ(roles[name], kOptimize) << name;
+  }
+  EXPECT_EQ(roles["w.grad"], kBackward);  // computed from the forward's values: two dynamic inputs
+}
+
 // Two dynamic inputs (two gradients, or a gradient and a trainable parameter) make a node backward.
 TEST_F(RoleInferenceTest, TwoDynamicInputsIsBackward) {
   Value* sum = b_.Op("Add", {grad_, grad_}, "sum");

@@ -57,10 +57,10 @@ std::vector<char> KnowableShapes(const Graph& graph);
 // of what breaks).
 class KnowableShapeSweep {
  public:
-  // Judges `node`, whose op contract at the graph's opset is `contract` (null for none), by
-  // itself; every node of the graph once, in any order. It reads the node and its inputs'
-  // producers and initializers, so it may run while later nodes are linked.
-  void Add(const Node& node, const OpContract* contract);
+  // Judges `node` by itself, by its op contract at the graph's opset (Node::contract); every node
+  // of the graph once, in any order. It reads the node and its inputs' producers and
+  // initializers, so it may run while later nodes are linked.
+  void Add(const Node* node);
   // Takes in what another sweep of the same graph judged, of other nodes.
   void Merge(KnowableShapeSweep&& other);
   // Once every node is added and the graph is loaded: KnowableShapes(graph).
