@@ -55,8 +55,8 @@ if [ $# -gt 0 ]; then
   io_runs=("$*")
 else
   io_runs=("--nodes 100000 1000000 --reps 5 --comm-buffer-mb 256 0.01"
-    "--graph foreign --nodes 100000 1000000 --reps 7 --no-passes --bare-round-trip $build/bench/bare-round-trip --rewrite-graph $build/apps/rewrite-graph"
-    "--graph foreign --nodes 100000 1000000 --reps 7 --no-passes --align compact --bare-round-trip $build/bench/bare-round-trip --rewrite-graph $build/apps/rewrite-graph")
+    "--graph foreign --nodes 100000 1000000 --reps 11 --no-passes --bare-round-trip $build/bench/bare-round-trip --rewrite-graph $build/apps/rewrite-graph"
+    "--graph foreign --nodes 100000 1000000 --reps 11 --no-passes --align compact --bare-round-trip $build/bench/bare-round-trip --rewrite-graph $build/apps/rewrite-graph")
 fi
 
 mpirun=(mpirun --oversubscribe)
