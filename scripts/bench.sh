@@ -10,7 +10,8 @@
 #   side. gpu is measured on a GPU machine by scripts/gpu_check.sh: `--only gpu` with
 #   ZG_GPU_CHECK_RESULT=its gpu_check.md copies that table in. Sections
 #   not run keep their text from the current docs/benchmarks.md, with the date and machine they
-#   were measured on, so one slow section need not be rerun to refresh another.
+#   were measured on, so one slow section need not be rerun to refresh another. A section that
+#   is rerun keeps what follows its "<!-- kept -->" line (history written by hand).
 #   Options after it go to graph-io-bench; without them it runs graph-io-bench on the training
 #   graph at 100k and 1M nodes: load, verify and save against bare protobuf, and the rewrite
 #   (sharding-stage1 --nranks 8 + overlap) with the default and a small bucket limit.
@@ -549,9 +550,15 @@ previous() {
   fi
 }
 
+# kept NAME: what was written by hand at the end of the section in the current
+# docs/benchmarks.md, from its "<!-- kept -->" line on: a rerun replaces the measurements, not
+# the history written about them.
+kept() { previous "$1" | awk '$0 == "<!-- kept -->" { keep = 1 } keep { print }'; }
+
 for s in "${sections[@]}"; do
   if wanted "$s"; then
     "section_${s//-/_}" >"$work/section-$s"
+    kept "$s" >>"$work/section-$s"
   else
     previous "$s" >"$work/section-$s"
     if [ ! -s "$work/section-$s" ]; then
