@@ -103,6 +103,9 @@ bool IsConstantNode(const Node& node) {
   return (node.domain().empty() || node.domain() == "ai.onnx") && node.op_type() == "Constant";
 }
 
+// A node's role before it is decided.
+constexpr int64_t kUnset = -1;
+
 // By value id: state (what an optimizer updates or the binding replaces) and Constant nodes'
 // outputs.
 struct StateMarks {
@@ -174,31 +177,17 @@ StateMarks MarkState(const Graph& graph, const RoleInference::NodesRead& read,
   return marks;
 }
 
-// InferRoleBits, with the state binding's old values (null where a name is unknown) and what
-// RoleInference::Add read of every node.
-StatusOr<std::vector<int64_t>> InferRoleBitsOf(const Graph& graph, std::string_view loss_name,
-                                               std::span<const Value* const> bound_states,
-                                               const RoleInference::NodesRead& read) {
+}  // namespace
+
+StatusOr<std::vector<int64_t>> InferForwardRoleBits(const Graph& graph,
+                                                    std::string_view loss_name) {
   const Value* loss = graph.FindValue(loss_name);
   ZG_RETURN_IF_NOT(loss != nullptr, "role inference: loss '", loss_name,
                    "' is no value of the graph");
   ZG_RETURN_IF_NOT(loss->producer() != nullptr, "role inference: loss '", loss_name,
                    "' is not computed by a node");
-
-  // Post-processing needs to know which shapes can be known: found on another thread meanwhile.
-  std::future<std::vector<char>> knowable =
-      RunOnTheSide([&graph, &read] { return read.knowable.Finish(graph); });
-  const auto num_node_ids = static_cast<size_t>(graph.node_id_bound());
-  constexpr int64_t kUnset = -1;
-  std::vector<int64_t> roles(num_node_ids, kUnset);
-
-  // Mutable state: what an optimizer updates, and what the state binding replaces. Every other
-  // initializer is a constant, always ready, so it does not count as a dynamic input; nor does a
-  // Constant node's output, marked here so that the walk back need not read each input's producer
-  // (a cache miss per edge on a large graph).
-  const StateMarks marks = MarkState(graph, read, bound_states);
-
-  // Forward: the loss node and its ancestors, by a walk over producers.
+  std::vector<int64_t> roles(static_cast<size_t>(graph.node_id_bound()), kUnset);
+  // The loss node and its ancestors, by a walk over producers.
   std::vector<const Node*> stack = {loss->producer()};
   roles[loss->producer()->id()] = static_cast<int64_t>(OpRole::kForward);
   while (!stack.empty()) {
@@ -213,6 +202,25 @@ StatusOr<std::vector<int64_t>> InferRoleBitsOf(const Graph& graph, std::string_v
     }
   }
   roles[loss->producer()->id()] |= kLossRoleBit;
+  return roles;
+}
+
+namespace {
+
+// InferRoleBits, from the forward's roles (InferForwardRoleBits), the state binding's old values
+// (null where a name is unknown) and what RoleInference::Add read of every node.
+StatusOr<std::vector<int64_t>> InferRoleBitsOf(const Graph& graph, std::vector<int64_t> roles,
+                                               std::span<const Value* const> bound_states,
+                                               const RoleInference::NodesRead& read) {
+  // Post-processing needs to know which shapes can be known: found on another thread meanwhile.
+  std::future<std::vector<char>> knowable =
+      RunOnTheSide([&graph, &read] { return read.knowable.Finish(graph); });
+
+  // Mutable state: what an optimizer updates, and what the state binding replaces. Every other
+  // initializer is a constant, always ready, so it does not count as a dynamic input; nor does a
+  // Constant node's output, marked here so that the walk back need not read each input's producer
+  // (a cache miss per edge on a large graph).
+  const StateMarks marks = MarkState(graph, read, bound_states);
   constexpr auto kBackward = static_cast<int64_t>(OpRole::kBackward);
   constexpr auto kOptimize = static_cast<int64_t>(OpRole::kOptimize);
   std::replace(roles.begin(), roles.end(), kUnset, kBackward);
@@ -283,12 +291,14 @@ StatusOr<std::vector<int64_t>> InferRoleBits(const Graph& graph, const TrainingS
   bound_names.reserve(spec.state_binding.size());
   for (const auto& binding : spec.state_binding) bound_names.push_back(binding.second);
   const std::vector<Value*> bound_states = graph.FindValues(bound_names);
-  return InferRoleBitsOf(graph, spec.loss, bound_states,
+  ZG_ASSIGN_OR_RETURN(std::vector<int64_t> forward, InferForwardRoleBits(graph, spec.loss));
+  return InferRoleBitsOf(graph, std::move(forward), bound_states,
                          SweepStoredNodes<RoleInference::NodesRead>(graph));
 }
 
 StatusOr<std::vector<int64_t>> InferRoleBits(const Graph& graph, const ResolvedTrainingSpec& spec) {
-  return InferRoleBitsOf(graph, spec.spec.loss, spec.binding_old_values,
+  ZG_ASSIGN_OR_RETURN(std::vector<int64_t> forward, InferForwardRoleBits(graph, spec.spec.loss));
+  return InferRoleBitsOf(graph, std::move(forward), spec.binding_old_values,
                          SweepStoredNodes<RoleInference::NodesRead>(graph));
 }
 
@@ -304,8 +314,9 @@ void RoleInference::Add(std::span<const Node* const> nodes) {
 }
 
 StatusOr<std::vector<int64_t>> RoleInference::Run(const Graph& graph,
-                                                  const ResolvedTrainingSpec& spec) const {
-  return InferRoleBitsOf(graph, spec.spec.loss, spec.binding_old_values, *read_);
+                                                  const ResolvedTrainingSpec& spec,
+                                                  std::vector<int64_t> forward) const {
+  return InferRoleBitsOf(graph, std::move(forward), spec.binding_old_values, *read_);
 }
 
 Status WriteMissingRoles(Graph& graph, std::span<const int64_t> role_bits) {

@@ -5,6 +5,7 @@
 #include <climits>
 #include <cstdint>
 #include <filesystem>
+#include <future>
 #include <map>
 #include <optional>
 #include <span>
@@ -240,6 +241,17 @@ StatusOr<std::unique_ptr<Graph>> LoadModelImpl(const std::string& path,
     ZG_RETURN_IF_ERROR(graph_checked);
     return graph;
   }
+  // Inference's walk from the loss to the forward needs only the loss's name: it runs beside the
+  // reading of the rest of the spec (the state binding's names, a lookup each). Every way out waits
+  // for it (the future's end) while the graph is still there.
+  std::string walked_loss;
+  std::future<StatusOr<std::vector<int64_t>>> forward;
+  if (std::optional<std::string_view> loss = graph->GetMetadata("zerograph.loss");
+      roles_missing && loss.has_value()) {
+    walked_loss = *loss;
+    forward = RunOnTheSide(
+        [&built = *graph, &walked_loss] { return InferForwardRoleBits(built, walked_loss); });
+  }
   StatusOr<std::optional<ResolvedTrainingSpec>> spec = ReadResolvedTrainingSpec(
       *graph, options.resolved_spec != nullptr ? BindingNames::kViewed : BindingNames::kNone);
   // Inference reads what the follower read of every node: after a failed check, not all of them.
@@ -247,7 +259,13 @@ StatusOr<std::unique_ptr<Graph>> LoadModelImpl(const std::string& path,
   ZG_RETURN_IF_ERROR(spec.status());
   ZG_RETURN_IF_ERROR(graph_checked);
   if (roles_missing && spec->has_value()) {
-    ZG_ASSIGN_OR_RETURN(const std::vector<int64_t> roles, inference.Run(*graph, **spec));
+    const std::string& loss = (*spec)->spec.loss;
+    ZG_ASSIGN_OR_RETURN(std::vector<int64_t> forward_roles,
+                        forward.valid() && walked_loss == loss
+                            ? forward.get()
+                            : InferForwardRoleBits(*graph, loss));
+    ZG_ASSIGN_OR_RETURN(const std::vector<int64_t> roles,
+                        inference.Run(*graph, **spec, std::move(forward_roles)));
     ZG_RETURN_IF_ERROR(WriteMissingRoles(*graph, roles));
   }
   if (options.resolved_spec != nullptr) *options.resolved_spec = std::move(*spec);

@@ -273,7 +273,9 @@ TEST_F(RoleInferenceTest, NodesAddedInRunsInferWhatOneSweepInfers) {
     inference.Add(std::span(nodes).subspan(i, std::min<size_t>(2, nodes.size() - i)));
   }
   other.join();
-  StatusOr<std::vector<int64_t>> added = inference.Run(graph_, spec);
+  StatusOr<std::vector<int64_t>> forward = InferForwardRoleBits(graph_, spec.spec.loss);
+  ASSERT_TRUE(forward.ok()) << forward.status().ToString();
+  StatusOr<std::vector<int64_t>> added = inference.Run(graph_, spec, *std::move(forward));
   ASSERT_TRUE(added.ok()) << added.status().ToString();
   EXPECT_EQ(*added, *swept);
   auto role_of = [&](const Value* value) { return (*added)[value->producer()->id()]; };

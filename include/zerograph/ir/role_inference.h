@@ -5,6 +5,7 @@
 #include <memory>
 #include <mutex>
 #include <span>
+#include <string_view>
 #include <vector>
 
 #include "zerograph/core/status.h"
@@ -34,6 +35,11 @@ StatusOr<std::vector<int64_t>> InferRoleBits(const Graph& graph, const TrainingS
 // The same from a spec whose binding is resolved (its names may be left out): what loading uses.
 StatusOr<std::vector<int64_t>> InferRoleBits(const Graph& graph, const ResolvedTrainingSpec& spec);
 
+// The forward's part of InferRoleBits's answer, from the loss's name alone: the loss node and its
+// ancestors forward (the loss node with the loss bit), -1 for every other node. A loader walks it
+// beside reading the rest of the training spec.
+StatusOr<std::vector<int64_t>> InferForwardRoleBits(const Graph& graph, std::string_view loss);
+
 // Role inference in two steps, for a loader that reads each node as it is linked (on the core
 // that is otherwise idle then, beside the op contract checks, see LinkFollower): Add reads nodes
 // by themselves (the optimizers, the state they update, Constant nodes' outputs, whether their
@@ -50,8 +56,10 @@ class RoleInference {
   // graph once, in any order. Thread-safe; it reads the nodes and their inputs' producers and
   // initializers, so it may run while later nodes are linked.
   void Add(std::span<const Node* const> nodes);
-  // InferRoleBits(graph, spec), once every node of `graph` is added.
-  StatusOr<std::vector<int64_t>> Run(const Graph& graph, const ResolvedTrainingSpec& spec) const;
+  // InferRoleBits(graph, spec), once every node of `graph` is added; `forward` is
+  // InferForwardRoleBits(graph, spec.spec.loss).
+  StatusOr<std::vector<int64_t>> Run(const Graph& graph, const ResolvedTrainingSpec& spec,
+                                     std::vector<int64_t> forward) const;
 
   // What Add reads (role_inference.cc).
   struct NodesRead;
