@@ -32,6 +32,26 @@ constexpr int64_t kNodesPerWarmingStep = 256;
 // Nodes from which another thread pays for its start in following the schedule's pieces.
 constexpr size_t kNodesPerWalkingThread = 50000;
 
+// Names looked up per task in a bulk search, and names from which a searching thread pays for its
+// start.
+constexpr size_t kNamesPerSearchSlice = 16384;
+constexpr size_t kNamesPerSearchThread = 65536;
+
+// out[i] = index.Find(names[i]) for every i. A search is a cache miss or two, and a bulk search
+// (a training graph's outputs, a state binding) may look up every parameter and state: large ones
+// are shared out in slices.
+template <typename T>
+void FindInSlices(const NameIndex<T>& index, std::span<const std::string_view> names,
+                  std::span<T*> out) {
+  const size_t slices = (names.size() + kNamesPerSearchSlice - 1) / kNamesPerSearchSlice;
+  ParallelFor(slices, ThreadsFor(names.size(), kNamesPerSearchThread), [&](size_t s) {
+    const size_t begin = s * kNamesPerSearchSlice;
+    const size_t size = std::min(kNamesPerSearchSlice, names.size() - begin);
+    index.FindMany(names.subspan(begin, size), out.subspan(begin, size));
+    return Status::Ok();
+  }).IgnoreError();  // the task cannot fail
+}
+
 // "node 'fc1' (MatMul)", or "node #12 (MatMul)" for an unnamed node.
 std::string NodeLabel(const Node& node, int64_t index) {
   if (node.name().empty()) return StrCat("node #", index, " (", node.op_type(), ")");
@@ -102,13 +122,13 @@ Node* Graph::FindNode(std::string_view name) const { return nodes_by_name_.Find(
 
 std::vector<Value*> Graph::FindValues(std::span<const std::string_view> names) const {
   std::vector<Value*> values(names.size());
-  values_by_name_.FindMany(names, values);
+  FindInSlices<Value>(values_by_name_, names, values);
   return values;
 }
 
 std::vector<Node*> Graph::FindNodes(std::span<const std::string_view> names) const {
   std::vector<Node*> nodes(names.size());
-  nodes_by_name_.FindMany(names, nodes);
+  FindInSlices<Node>(nodes_by_name_, names, nodes);
   return nodes;
 }
 

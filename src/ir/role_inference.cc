@@ -1,6 +1,7 @@
 #include "zerograph/ir/role_inference.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <future>
 #include <memory>
@@ -40,24 +41,25 @@ std::optional<Shape> RecordedDims(const Value& value) {
 // is backward; where the shapes cannot be known, backward is the safe answer. Most nodes are
 // decided by their op contract (OpContract::keeps_input_shape) and whether their input's shape
 // can be known at all (KnowableShapes); the others by recorded types, or for graphs without
-// value_info the contracts' shape inference, run once and only when a node needs it.
+// value_info the contracts' shape inference, run once and only when a node needs it. Threads may
+// ask at once: what is worked out once is worked out under a once_flag.
 class ShapeComparer {
  public:
   // `knowable` is KnowableShapes(graph), computed on another thread meanwhile.
   ShapeComparer(const Graph& graph, std::future<std::vector<char>> knowable)
-      : graph_(graph), contracts_(graph), knowable_future_(std::move(knowable)) {}
+      : graph_(graph), knowable_future_(std::move(knowable)) {}
 
   // Whether every output of `node` has the known shape of its input `input` (their dtypes may
   // differ, as a Cast's do).
   StatusOr<bool> KeepsShape(const Node& node, size_t input) {
     const Value& in = *node.input(input);
-    const OpContract* contract = contracts_.Find(node);
+    const OpContract* contract = node.contract();
     if (node.num_outputs() == 1 && contract != nullptr && contract->keeps_input_shape != nullptr) {
       const std::optional<bool> keeps = contract->keeps_input_shape(node, input);
       if (keeps == false) return false;
       if (keeps == true) {
-        if (!knowable_) knowable_ = knowable_future_.get();
-        if ((*knowable_)[static_cast<size_t>(in.id())]) return true;
+        std::call_once(knowable_once_, [this] { knowable_ = knowable_future_.get(); });
+        if (knowable_[static_cast<size_t>(in.id())]) return true;
       }
     }
     for (const Value* output : node.outputs()) {
@@ -74,30 +76,38 @@ class ShapeComparer {
     std::optional<Shape> recorded_a = RecordedDims(a);
     std::optional<Shape> recorded_b = RecordedDims(b);
     if (recorded_a && recorded_b) return *recorded_a == *recorded_b;
-    if (!inferred_) {
-      StatusOr<InferredShapes> shapes = InferShapes(graph_);
-      if (!shapes.ok()) {
-        return std::move(shapes).status().WithContext(
-            "role inference needs the gradients' shapes, which value_info does not record");
-      }
-      inferred_ = std::move(*shapes);
+    std::call_once(inferred_once_, [this] { inferred_.emplace(InferShapes(graph_)); });
+    if (!inferred_->ok()) {
+      return inferred_->status().WithContext(
+          "role inference needs the gradients' shapes, which value_info does not record");
     }
-    const TensorSpec* spec_a = inferred_->Find(a);
-    const TensorSpec* spec_b = inferred_->Find(b);
+    const TensorSpec* spec_a = (*inferred_)->Find(a);
+    const TensorSpec* spec_b = (*inferred_)->Find(b);
     return spec_a != nullptr && spec_b != nullptr && spec_a->shape == spec_b->shape;
   }
 
   const Graph& graph_;
-  GraphContracts contracts_;
   std::future<std::vector<char>> knowable_future_;
-  std::optional<std::vector<char>> knowable_;
-  std::optional<InferredShapes> inferred_;
+  std::once_flag knowable_once_;
+  std::vector<char> knowable_;
+  std::once_flag inferred_once_;
+  std::optional<StatusOr<InferredShapes>> inferred_;
 };
 
 // Nodes whose roles are written per task, and nodes from which a writing thread pays for its
 // start.
 constexpr size_t kNodesPerSlice = 4096;
 constexpr size_t kNodesPerThread = 25000;
+
+// Optimizer inputs walked back from per task, and from which a walking thread pays for its start.
+constexpr size_t kInputsPerSlice = 4096;
+constexpr size_t kInputsPerThread = 25000;
+
+// Inputs [begin, end) of an optimizer node.
+struct InputSlice {
+  const Node* user;
+  size_t begin, end;
+};
 
 bool IsConstantNode(const Node& node) {
   return (node.domain().empty() || node.domain() == "ai.onnx") && node.op_type() == "Constant";
@@ -230,6 +240,10 @@ StatusOr<std::vector<int64_t>> InferRoleBitsOf(const Graph& graph, std::vector<i
     if (value->initializer() != nullptr) return static_cast<bool>(marks.is_state[value->id()]);
     return !marks.is_constant_output[value->id()];
   };
+  // Decided roles are read and written by several threads below, each through an atomic_ref.
+  auto role_of = [&roles](const Node& node) {
+    return std::atomic_ref<int64_t>(roles[static_cast<size_t>(node.id())]);
+  };
   ShapeComparer shapes(graph, std::move(knowable));
   // Whether `node`, backward so far, post-processes a gradient for the optimizer.
   auto is_post_processing = [&](const Node& node) -> StatusOr<bool> {
@@ -247,7 +261,7 @@ StatusOr<std::vector<int64_t>> InferRoleBitsOf(const Graph& graph, std::vector<i
       // A graph output is read outside the step, by no optimizer.
       if (output->is_graph_output()) return false;
       for (const Use& use : output->users()) {
-        if (roles[use.node->id()] != kOptimize) return false;
+        if (role_of(*use.node).load() != kOptimize) return false;
         has_user = true;
       }
     }
@@ -260,25 +274,46 @@ StatusOr<std::vector<int64_t>> InferRoleBitsOf(const Graph& graph, std::vector<i
   // post-processing: a node once all its users are optimizer. So each producer is looked at when
   // one of its users becomes optimizer, and only those: most of a large graph's backward is never
   // read again.
-  std::vector<const Node*> decided;
+  std::vector<InputSlice> slices;
+  size_t optimizer_inputs = 0;
   for (const Node* node : read.optimizers) {
     if (roles[node->id()] != kBackward) continue;  // forward
     roles[node->id()] = kOptimize;
-    decided.push_back(node);
-  }
-  while (!decided.empty()) {
-    const Node* user = decided.back();
-    decided.pop_back();
-    for (const Value* input : user->inputs()) {
-      if (input == nullptr || input->producer() == nullptr) continue;
-      const Node* node = input->producer();
-      if (roles[node->id()] != kBackward) continue;
-      ZG_ASSIGN_OR_RETURN(const bool post_processing, is_post_processing(*node));
-      if (!post_processing) continue;
-      roles[node->id()] = kOptimize;
-      decided.push_back(node);
+    for (size_t begin = 0; begin < node->num_inputs(); begin += kInputsPerSlice) {
+      slices.push_back({node, begin, std::min(begin + kInputsPerSlice, node->num_inputs())});
     }
+    optimizer_inputs += node->num_inputs();
   }
+  // Looks at the producers of `user`'s inputs [begin, end) and, from each it decides, at theirs.
+  auto walk_back = [&](const Node& user, size_t begin, size_t end) -> Status {
+    std::vector<const Node*> decided;
+    auto look_at_producer = [&](const Value* input) -> Status {
+      if (input == nullptr || input->producer() == nullptr) return Status::Ok();
+      const Node& node = *input->producer();
+      if (role_of(node).load() != kBackward) return Status::Ok();
+      ZG_ASSIGN_OR_RETURN(const bool post_processing, is_post_processing(node));
+      int64_t backward = kBackward;
+      if (post_processing && role_of(node).compare_exchange_strong(backward, kOptimize)) {
+        decided.push_back(&node);
+      }
+      return Status::Ok();
+    };
+    for (size_t i = begin; i < end; ++i) ZG_RETURN_IF_ERROR(look_at_producer(user.input(i)));
+    while (!decided.empty()) {
+      const Node* node = decided.back();
+      decided.pop_back();
+      for (const Value* input : node->inputs()) ZG_RETURN_IF_ERROR(look_at_producer(input));
+    }
+    return Status::Ok();
+  };
+  // The walk is a cache miss or more per edge, and one optimizer node may read every gradient of
+  // the model: its inputs are shared out in slices, each walked back from on a thread. A node is
+  // decided by a thread that sees all its users optimizer. The thread whose decision made the last
+  // of them so sees the others' too, as every role is read and written in one total order
+  // (sequentially consistent); of two threads that see it, one claims the node.
+  ZG_RETURN_IF_ERROR(ParallelFor(
+      slices.size(), ThreadsFor(optimizer_inputs, kInputsPerThread),
+      [&](size_t s) { return walk_back(*slices[s].user, slices[s].begin, slices[s].end); }));
   return roles;
 }
 

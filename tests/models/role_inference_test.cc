@@ -148,6 +148,38 @@ TEST_F(RoleInferenceTest, NodeIsOptimizerOnceEveryUserIs) {
   EXPECT_EQ(roles["w.grad"], kBackward);  // computed from the forward's values: two dynamic inputs
 }
 
+// One optimizer node over many parameters is walked back from in slices of its inputs, on several
+// threads where the machine has them: a node read by the chains of two gradients far apart (in
+// other slices) is optimizer once both chains are, and backward where one of its users is not.
+TEST_F(RoleInferenceTest, WalksBackFromALargeOptimizerInSlicesAsOneWalkWould) {
+  constexpr int kPairs = 15000;  // 60001 optimizer inputs
+  constexpr int kExportedEvery = 1000;
+  std::vector<Value*> params;
+  for (int i = 0; i < 2 * kPairs; ++i) {
+    params.push_back(b_.Initializer(StrCat("w", i), {3, 3}, std::vector<float>(9, 0.5f)));
+  }
+  std::vector<Value*> grads(2 * kPairs);
+  for (int i = 0; i < kPairs; ++i) {
+    Value* shared = b_.SetType(b_.Op("Identity", {grad_}, StrCat("shared", i)), kF32, {3, 3});
+    grads[i] = b_.SetType(b_.Op("Identity", {shared}, StrCat("a", i)), kF32, {3, 3});
+    grads[kPairs + i] = b_.SetType(b_.Op("Identity", {shared}, StrCat("b", i)), kF32, {3, 3});
+    if (i % kExportedEvery == 0)
+      graph_.AddOutput(b_.Op("Relu", {grads[kPairs + i]}, StrCat("r", i)));
+  }
+  std::vector<Value*> inputs = {lr_};
+  inputs.insert(inputs.end(), params.begin(), params.end());
+  inputs.insert(inputs.end(), grads.begin(), grads.end());
+  const std::string output = "all.new";
+  graph_.AddOutput(b_.AddNode({kZerographDomain, "SGD"}, inputs, {&output, 1})->output(0));
+  std::map<std::string, int64_t> roles = Infer();
+  for (int i = 0; i < kPairs; ++i) {
+    const bool exported = i % kExportedEvery == 0;
+    EXPECT_EQ(roles[StrCat("a", i)], kOptimize) << i;
+    EXPECT_EQ(roles[StrCat("b", i)], exported ? kBackward : kOptimize) << i;
+    EXPECT_EQ(roles[StrCat("shared", i)], exported ? kBackward : kOptimize) << i;
+  }
+}
+
 // Two dynamic inputs (two gradients, or a gradient and a trainable parameter) make a node backward.
 TEST_F(RoleInferenceTest, TwoDynamicInputsIsBackward) {
   Value* sum = b_.Op("Add", {grad_, grad_}, "sum");
