@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
@@ -23,6 +24,12 @@ namespace fs = std::filesystem;
 // neither page cache nor disk: a rewritten graph's zeroed optimizer states are hundreds of MB at a
 // million parameters, and filling page cache costs more than serializing the bytes.
 constexpr uint64_t kHolePageBytes = 4096;
+
+// Bytes one write hands the kernel at most. The kernel sizes the page cache's folios by the write
+// (Linux 6.x: up to the write's length), and large folios come from the page allocator's
+// high-order blocks, slow to get in a VM: one 27 MB write took 11-115 ms, where 256 KiB writes
+// took 13-26 ms.
+constexpr size_t kMaxWriteBytes = size_t{256} << 10;
 
 bool IsZeroPage(const std::byte* page) {
   // Blocks of 64 bytes, so that the compiler vectorizes the OR and data stops at its first block.
@@ -97,7 +104,8 @@ Status AtomicFile::WriteAt(std::span<const std::byte> bytes, uint64_t offset) co
 
 Status AtomicFile::Write(std::span<const std::byte> bytes, uint64_t offset) const {
   while (!bytes.empty()) {
-    const ssize_t written = ::pwrite(fd_, bytes.data(), bytes.size(), static_cast<off_t>(offset));
+    const ssize_t written = ::pwrite(fd_, bytes.data(), std::min(bytes.size(), kMaxWriteBytes),
+                                     static_cast<off_t>(offset));
     if (written < 0) {
       if (errno == EINTR) continue;
       return IoError("cannot write", temp_path_, errno);

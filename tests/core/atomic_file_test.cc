@@ -91,6 +91,20 @@ TEST_F(AtomicFileTest, WritesAtOffsetsFromThreads) {
   EXPECT_EQ(Read(path_), std::string("abcd\0\0", 6));
 }
 
+// A range larger than one write hands the kernel (a few MB, as a large node's serialized names
+// are) is written in pieces, each where it belongs: every byte differs from its neighbours' pieces.
+TEST_F(AtomicFileTest, WritesARangeLargerThanOneWriteWhole) {
+  std::string bytes(3 * 1024 * 1024 + 123, '\0');
+  for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<char>(1 + i % 251);
+  StatusOr<std::unique_ptr<AtomicFile>> file = AtomicFile::Create(path_);
+  ASSERT_TRUE(file.ok());
+  ASSERT_TRUE(
+      (*file)->WriteAt(std::as_bytes(std::span(bytes.data() + 7, bytes.size() - 7)), 7).ok());
+  ASSERT_TRUE((*file)->WriteAt(std::as_bytes(std::span(bytes.data(), 7)), 0).ok());
+  ASSERT_TRUE((*file)->Commit().ok());
+  EXPECT_EQ(Read(path_), bytes);
+}
+
 // Whether the test folder's file system stores a file extended past its data as a hole.
 bool FolderKeepsHoles(const fs::path& dir) {
   const std::string probe = (dir / "hole-probe").string();
