@@ -30,11 +30,13 @@ inline bool ReadWholeFile(const std::string& path, std::string& bytes) {
   return ok;
 }
 
-// Bytes a write hands the kernel at most. In this VM one write of a whole 218 MB model took
-// 55 ms to 2.1 s (system time, inside the copy into the page cache), where 1 MiB writes took
-// 53-136 ms in the same runs; a program writing through a stream, as SaveModel does, writes in
-// pieces too.
-inline constexpr size_t kWritePieceBytes = size_t{1} << 20;
+// Bytes a write hands the kernel at most, as many as zerograph's writes (AtomicFile), so that
+// neither side gets the kernel's slower large-folio path alone: a program writing through a stream
+// writes in pieces too. In this VM one write of a whole 218 MB model took 55 ms to 2.1 s (system
+// time, inside the copy into the page cache), and a loop writing 236 MB from one buffer took
+// 330-430 ms in 1 MiB pieces against 50-57 ms in 256 KiB pieces (2026-12-07); this program
+// itself took the same time with either (nine alternating rounds at 1M nodes).
+inline constexpr size_t kWritePieceBytes = size_t{256} << 10;
 
 // Writes `bytes` to `path` through `path`.tmp, synced before the rename; false on any failure.
 inline bool WriteFileDurably(const std::string& path, const std::string& bytes) {
