@@ -266,8 +266,10 @@ Since 2026-12-05 each timed run follows a child process that touches and frees 1
 seen (`SettleMemory`): in this VM a run had paid for the part of its peak above its predecessor's,
 and the ratios followed the order of the runs (below). Since 2026-12-06 the output is removed before
 each timed run (replacing a file costs its size in unlinking here, which billed each run for its
-predecessor's output) and the bare round trip writes in 1 MiB pieces, as SaveModel does (one write
-of the whole model took 55 ms to 2.1 s in this VM, the pieces 53-136 ms). Issue 16's goals: copy at
+predecessor's output) and the bare round trip writes in pieces, as SaveModel does (one write of
+the whole model took 55 ms to 2.1 s in this VM, 1 MiB pieces 53-136 ms); since 2026-12-07 the pieces
+are 256 KiB, as zerograph's writes are (the kernel sizes its page-cache folios by the write, and
+large ones were slow to get here). Issue 16's goals: copy at
 most 1.0x and rewrite at most 1.3x the bare round trip's time, peak memory at most the bare round
 trip's, 10x the nodes at most 11x the time.
 
