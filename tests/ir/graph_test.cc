@@ -6,6 +6,7 @@
 #include <functional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -158,6 +159,40 @@ TEST_F(GraphTest, HasMetOpKnowsTheNodesOps) {
   ASSERT_TRUE(graph_.EraseNode(extra).ok());
   EXPECT_TRUE(graph_.HasMetOp("com.example", "Sigmoid"));
   EXPECT_FALSE(graph_.HasMetOp("", "Sigmoid"));
+}
+
+// A bulk search finds each name where it stands, also when it is large enough to be shared out in
+// slices on threads (a training graph's outputs): names of values and of nodes, missing names and
+// repeated ones among them.
+TEST_F(GraphTest, BulkSearchesFindEachNameOfALargeBatch) {
+  constexpr int kValues = 70000;
+  std::vector<std::string> names;
+  Value* previous = c_->output(0);
+  for (int i = 0; i < kValues; ++i) {
+    previous = graph_.AddNode("Neg", "", {previous}, {StrCat("v", i)}, StrCat("n", i))->output(0);
+  }
+  for (int i = kValues - 1; i >= 0; --i) {
+    names.push_back(StrCat("v", i));
+    if (i % 1000 == 0) names.push_back(StrCat("missing", i));
+  }
+  names.push_back("v7");
+  const std::vector<std::string_view> views(names.begin(), names.end());
+  const std::vector<Value*> values = graph_.FindValues(views);
+  ASSERT_EQ(values.size(), names.size());
+  for (size_t i = 0; i < names.size(); ++i) {
+    ASSERT_EQ(values[i], graph_.FindValue(names[i])) << names[i];
+    ASSERT_EQ(values[i] == nullptr, names[i].starts_with("missing")) << names[i];
+  }
+  std::vector<std::string_view> node_names;
+  for (int i = kValues - 1; i >= 0; --i) {
+    node_names.push_back(graph_.FindValue(StrCat("v", i))->producer()->name());
+  }
+  const std::vector<Node*> nodes = graph_.FindNodes(node_names);
+  ASSERT_EQ(nodes.size(), node_names.size());
+  for (size_t i = 0; i < node_names.size(); ++i) {
+    ASSERT_NE(nodes[i], nullptr);
+    ASSERT_EQ(nodes[i], graph_.FindNode(node_names[i]));
+  }
 }
 
 // stored_nodes() gives the live nodes in the order they were made, whatever the schedule, and its
