@@ -495,6 +495,10 @@ StatusOr<std::optional<TrainingSpec>> ReadSpec(const Graph& graph, const Binding
 
 }  // namespace
 
+std::optional<std::string_view> DeclaredLoss(const Graph& graph) {
+  return graph.GetMetadata(kLossKey);
+}
+
 StatusOr<std::optional<TrainingSpec>> ReadTrainingSpec(const Graph& graph) {
   return ReadSpec(graph, BindingSink{});
 }

@@ -246,7 +246,7 @@ StatusOr<std::unique_ptr<Graph>> LoadModelImpl(const std::string& path,
   // for it (the future's end) while the graph is still there.
   std::string walked_loss;
   std::future<StatusOr<std::vector<int64_t>>> forward;
-  if (std::optional<std::string_view> loss = graph->GetMetadata("zerograph.loss");
+  if (std::optional<std::string_view> loss = DeclaredLoss(*graph);
       roles_missing && loss.has_value()) {
     walked_loss = *loss;
     forward = RunOnTheSide(

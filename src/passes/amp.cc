@@ -14,6 +14,7 @@
 #include "zerograph/ir/node.h"
 #include "zerograph/ir/op_contract.h"
 #include "zerograph/ir/tensor.h"
+#include "zerograph/ir/training_spec.h"
 #include "zerograph/ir/value.h"
 
 namespace zerograph {
@@ -277,7 +278,7 @@ StatusOr<bool> AmpPass::RunImpl(Graph& graph) {
   const bool o2 = options_.level == Level::kO2;
   ZG_RETURN_IF_NOT(low == DataType::kBFloat16 || low == DataType::kFloat16,
                    "AMP's low dtype must be bfloat16 or float16, not ", DataTypeName(low));
-  ZG_RETURN_IF_NOT(!graph.GetMetadata("zerograph.loss"),
+  ZG_RETURN_IF_NOT(!DeclaredLoss(graph),
                    "--amp: the graph already is a training graph (it has zerograph.loss); it "
                    "applies to forward graphs");
   ZG_RETURN_IF_ERROR(CheckOpNames(options_.low_ops, "--amp-low-ops"));

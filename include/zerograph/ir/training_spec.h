@@ -47,6 +47,10 @@ struct TrainingSpec {
 // naming the key.
 StatusOr<std::optional<TrainingSpec>> ReadTrainingSpec(const Graph& graph);
 
+// The loss's name as the graph's metadata gives it (`zerograph.loss`), the rest of the spec
+// neither read nor checked; nullopt where there is none: the graph is no training graph.
+std::optional<std::string_view> DeclaredLoss(const Graph& graph);
+
 // The state binding's names, entry by entry, without copies where the binding's text spells them
 // plainly (as exporters and WriteTrainingSpec write it): views into the graph's metadata, valid
 // until the binding is next written.

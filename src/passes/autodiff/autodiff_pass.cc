@@ -149,7 +149,7 @@ std::optional<AutodiffPass::Optimizer> OptimizerFromName(std::string_view name) 
 
 StatusOr<bool> AutodiffPass::RunImpl(Graph& graph) {
   stats_ = Stats();
-  ZG_RETURN_IF_NOT(!graph.GetMetadata("zerograph.loss"), GraphLabel(graph),
+  ZG_RETURN_IF_NOT(!DeclaredLoss(graph), GraphLabel(graph),
                    " already is a training graph (it has zerograph.loss)");
   ZG_ASSIGN_OR_RETURN(Value * prediction, FindLossOn(graph, options_.loss_on));
   int64_t constant = 0;
