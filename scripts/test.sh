@@ -49,13 +49,14 @@ thread)
   flags="-fsanitize=thread -fno-omit-frame-pointer"
   export TSAN_OPTIONS=${TSAN_OPTIONS:-suppressions=$supp/tsan.supp:halt_on_error=1:second_deadlock_stack=1}
   # The code that runs threads, single-process: the thread pool and atomic files (core), Verify's
-  # chunks (ir), the parallel model parser and Verify beside role inference and saving (onnx),
-  # the sharding pass's candidate sweep and gradient chain walks (passes), the CPU streams,
-  # events and executor (runtime), the checkpoint reader and writer (ckpt). Run as programs, not
+  # chunks and the bulk name searches (ir), role inference's walk back from the optimizers
+  # (models), the parallel model parser and Verify beside role inference and saving (onnx), the
+  # sharding pass's candidate sweep and gradient chain walks (passes), the CPU streams, events
+  # and executor (runtime), the checkpoint reader and writer (ckpt). Run as programs, not
   # through ctest: only these are built. Left out: everything under mpirun, whose Open MPI
   # progress threads TSan cannot see into.
-  tsan_tests=(core/core_test ir/ir_test onnx/parallel_model_io_test onnx/load_model_test
-    onnx/save_model_test passes/passes_test runtime/runtime_test ckpt/ckpt_test)
+  tsan_tests=(core/core_test ir/ir_test models/models_test onnx/parallel_model_io_test
+    onnx/load_model_test onnx/save_model_test passes/passes_test runtime/runtime_test ckpt/ckpt_test)
   ;;
 *)
   echo "test.sh: --sanitize takes address,undefined or thread, not '$sanitize'" >&2
