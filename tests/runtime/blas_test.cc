@@ -65,11 +65,6 @@ TEST(BlasTest, ProductsInBothPrecisionsAndEveryTransposition) {
 // (the threadsafe death-test style runs this test alone in a fresh copy of the binary), since
 // another test of this binary may have multiplied first.
 TEST(BlasDeathTest, TheLibraryLoadsAtTheFirstProductNotAtStart) {
-#if defined(__SANITIZE_THREAD__)
-  GTEST_SKIP() << "under ThreadSanitizer the child ends with exit 66 once it loads OpenBLAS: the "
-                  "called_from_lib suppression (scripts/sanitizers/tsan.supp) then matches the "
-                  "library twice, which TSan refuses; the plain and ASan builds run this test";
-#endif
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   EXPECT_EXIT(
       {
